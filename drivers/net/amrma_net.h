@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef AMRMA_NET_H
+#define AMRMA_NET_H
+
+/**
+ * @file
+ * The transport under the AM core: a small ops table over "something with numbered RX and
+ * TX queues that moves mbufs". The ethdev backend works on any DPDK port (net_ring,
+ * net_memif, net_tap, net_af_packet, real NICs). The AM core only ever calls these ops.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "amrma_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct amrma_net_dev;
+
+/** Transport operations. */
+struct amrma_net_ops {
+	const char *name;
+	uint16_t (*rx_burst)(struct amrma_net_dev *dev, uint16_t queue,
+			     struct rte_mbuf **pkts, uint16_t n);
+	uint16_t (*tx_burst)(struct amrma_net_dev *dev, uint16_t queue,
+			     struct rte_mbuf **pkts, uint16_t n);
+	void (*close)(struct amrma_net_dev *dev);
+};
+
+/** One transport instance: a port and what the AM core needs to know about it. */
+struct amrma_net_dev {
+	const struct amrma_net_ops *ops;
+	uint16_t port_id;
+	uint16_t nb_queues;		/**< one RX + one TX queue per context */
+	uint16_t mtu;			/**< IP MTU: largest IPv4 datagram */
+	int socket_id;			/**< NUMA node of the port */
+	struct rte_ether_addr mac;
+	bool hw_steering;		/**< rte_flow rules steer UDP ports to queues */
+	bool rx_csum_offload;		/**< RX reports IPv4/L4 checksum status */
+	bool tx_csum_offload;		/**< TX computes IPv4/UDP checksums */
+	unsigned int tx_retries;	/**< extra tries when a TX queue is full */
+};
+
+/**
+ * Attach the ethdev backend to a port that the host application already configured and
+ * started with at least nb_queues RX and TX queues. Queue i belongs to context i.
+ *
+ * @return 0, or -EINVAL / -ENODEV.
+ */
+int amrma_net_ethdev_open(struct amrma_net_dev *dev, uint16_t port_id, uint16_t nb_queues);
+
+/**
+ * Helper for hosts that let amrma own the port: configure nb_queues RX/TX queues with
+ * nb_desc descriptors each on the port's NUMA node, enable the checksum offloads the port
+ * has, set the MTU (0 keeps the default), start it and enable promiscuous mode.
+ *
+ * @return 0 or a negative errno.
+ */
+int amrma_net_port_setup(uint16_t port_id, uint16_t nb_queues, uint16_t nb_desc,
+			 uint16_t mtu, struct rte_mempool *pool);
+
+/**
+ * Install rte_flow rules "UDP destination port == udp_base + i -> queue i".
+ * Ports without rte_flow keep working: the AM core redistributes in software.
+ *
+ * @return 1 if hardware steering is active, 0 if not available.
+ */
+int amrma_net_steer(struct amrma_net_dev *dev, uint16_t udp_base);
+
+/** Receive up to n frames on a queue. */
+static inline uint16_t
+amrma_net_rx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	return dev->ops->rx_burst(dev, queue, pkts, n);
+}
+
+/**
+ * Transmit n frames, retrying up to dev->tx_retries times while the queue is full.
+ *
+ * @return frames handed to the port; the caller still owns pkts[ret..n-1].
+ */
+static inline uint16_t
+amrma_net_tx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = dev->ops->tx_burst(dev, queue, pkts, n);
+	unsigned int tries = 0;
+
+	while (sent < n && tries++ < dev->tx_retries)
+		sent += dev->ops->tx_burst(dev, queue, pkts + sent, n - sent);
+	return sent;
+}
+
+/** Release the backend (does not stop a port the host owns). */
+static inline void
+amrma_net_close(struct amrma_net_dev *dev)
+{
+	if (dev->ops && dev->ops->close)
+		dev->ops->close(dev);
+	dev->ops = NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMRMA_NET_H */

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef AMRMA_WIRE_H
+#define AMRMA_WIRE_H
+
+/**
+ * @file
+ * amrma frame codec: Ethernet / IPv4 / UDP / amrma header / arguments / payload.
+ *
+ * Pure functions over (buffer, length): no EAL, no mbufs, so they are unit-testable and
+ * fuzzable. The layout is specified in docs/wire-format.md; this header is its C form.
+ */
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AMRMA_WIRE_VERSION	1
+#define AMRMA_WIRE_MAX_ARGS	8
+#define AMRMA_WIRE_MAX_HANDLERS	256
+#define AMRMA_WIRE_NO_HANDLER	0xffff
+#define AMRMA_WIRE_MAX_CTX	64
+#define AMRMA_WIRE_MAX_PAYLOAD	9000
+#define AMRMA_WIRE_SACK_BITS	32
+
+/** Bytes of Ethernet + IPv4 + UDP in front of the amrma header. */
+#define AMRMA_WIRE_L2L4_LEN \
+	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+
+/** Frame types. */
+enum amrma_wire_type {
+	AMRMA_WIRE_REQUEST = 1,
+	AMRMA_WIRE_REPLY = 2,
+	AMRMA_WIRE_ACK = 3,
+};
+
+/** Header flag: ack and sack fields carry information. */
+#define AMRMA_WIRE_F_ACK_VALID	0x01
+#define AMRMA_WIRE_F_ALL	AMRMA_WIRE_F_ACK_VALID
+
+/** The amrma header as it is on the wire (big-endian fields). */
+struct amrma_wire_hdr {
+	uint8_t version;
+	uint8_t type;
+	uint8_t flags;
+	uint8_t nargs;
+	rte_be16_t handler;
+	uint8_t src_ctx;
+	uint8_t dst_ctx;
+	rte_be16_t src_node;
+	rte_be16_t dst_node;
+	rte_be32_t seq;
+	rte_be32_t ack;
+	rte_be32_t sack;
+	rte_be32_t token;
+	rte_be16_t payload_len;
+	rte_be16_t status;
+} __rte_packed;
+
+/** Total header bytes in front of the arguments. */
+#define AMRMA_WIRE_HDR_LEN (AMRMA_WIRE_L2L4_LEN + sizeof(struct amrma_wire_hdr))
+/** Smallest valid frame (an ACK). */
+#define AMRMA_WIRE_MIN_FRAME AMRMA_WIRE_HDR_LEN
+
+/** Reasons a frame is rejected; each has a counter in the receiving context. */
+enum amrma_wire_err {
+	AMRMA_WIRE_OK = 0,
+	AMRMA_WIRE_ERR_TRUNCATED,
+	AMRMA_WIRE_ERR_NOT_IPV4,
+	AMRMA_WIRE_ERR_BAD_IP_HDR,
+	AMRMA_WIRE_ERR_BAD_IP_LEN,
+	AMRMA_WIRE_ERR_BAD_IP_CSUM,
+	AMRMA_WIRE_ERR_BAD_UDP_LEN,
+	AMRMA_WIRE_ERR_BAD_PORT,
+	AMRMA_WIRE_ERR_BAD_UDP_CSUM,
+	AMRMA_WIRE_ERR_BAD_VERSION,
+	AMRMA_WIRE_ERR_BAD_TYPE,
+	AMRMA_WIRE_ERR_BAD_FLAGS,
+	AMRMA_WIRE_ERR_TOO_MANY_ARGS,
+	AMRMA_WIRE_ERR_BAD_LENGTH,
+	AMRMA_WIRE_ERR_BAD_HANDLER,
+	AMRMA_WIRE_ERR_BAD_CTX,
+	AMRMA_WIRE_ERR_NOT_FOR_US,
+	AMRMA_WIRE_ERR__MAX
+};
+
+/** Short stable name of a rejection reason ("truncated", "bad_version", ...). */
+const char *amrma_wire_err_name(enum amrma_wire_err err);
+
+/** What the receiver knows about itself; frames are checked against it. */
+struct amrma_wire_rx_params {
+	struct rte_ether_addr mac;	/**< our port MAC */
+	uint16_t node_id;		/**< our node id */
+	uint16_t udp_base;		/**< UDP port of context 0 */
+	uint8_t nb_ctx;			/**< contexts on this node */
+	bool require_csum;		/**< reject a zero UDP checksum */
+	bool skip_csum;			/**< checksums already verified (RX offload) */
+};
+
+/** A validated frame: host-order copies of the header plus pointers into the buffer. */
+struct amrma_wire_view {
+	uint8_t type;
+	uint8_t flags;
+	uint8_t nargs;
+	uint8_t src_ctx;
+	uint8_t dst_ctx;
+	uint16_t handler;
+	uint16_t src_node;
+	uint16_t dst_node;
+	uint16_t payload_len;
+	int16_t status;
+	uint32_t seq;
+	uint32_t ack;
+	uint32_t sack;
+	uint32_t token;
+	const uint8_t *args;		/**< nargs big-endian 64-bit words, unaligned */
+	const uint8_t *payload;		/**< payload_len bytes */
+};
+
+/**
+ * Validate a frame held contiguously in (buf, len) and decode its header.
+ *
+ * @return AMRMA_WIRE_OK, or the reason it was rejected (view is then undefined).
+ */
+enum amrma_wire_err amrma_wire_parse(const void *buf, size_t len,
+		const struct amrma_wire_rx_params *rx, struct amrma_wire_view *view);
+
+/**
+ * Validate only the headers of a frame whose payload may lie outside (buf, len):
+ * buf holds at least the headers and arguments, frame_len is the whole frame length.
+ * The UDP checksum is not checked (the caller checks it over all segments);
+ * view->payload points into buf only for the bytes present there.
+ */
+enum amrma_wire_err amrma_wire_parse_hdr(const void *buf, size_t len, size_t frame_len,
+		const struct amrma_wire_rx_params *rx, struct amrma_wire_view *view);
+
+/** Read argument i (host order) of a parsed frame. */
+static inline uint64_t
+amrma_wire_arg(const struct amrma_wire_view *v, unsigned int i)
+{
+	uint64_t x;
+
+	memcpy(&x, v->args + 8 * i, sizeof(x));
+	return rte_be_to_cpu_64(x);
+}
+
+/** Addresses of one direction of a channel. */
+struct amrma_wire_addr {
+	struct rte_ether_addr src_mac;
+	struct rte_ether_addr dst_mac;
+	rte_be32_t src_ip;
+	rte_be32_t dst_ip;
+	uint16_t udp_base;	/**< same base on both nodes */
+};
+
+/** Header fields of a frame to build (host order). */
+struct amrma_wire_fields {
+	uint8_t type;
+	uint8_t flags;
+	uint8_t nargs;
+	uint8_t src_ctx;
+	uint8_t dst_ctx;
+	uint16_t handler;
+	uint16_t src_node;
+	uint16_t dst_node;
+	uint16_t payload_len;
+	int16_t status;
+	uint32_t seq;
+	uint32_t ack;
+	uint32_t sack;
+	uint32_t token;
+};
+
+/**
+ * Write all headers and the arguments into buf. The payload (f->payload_len bytes) is
+ * not written: it follows at offset amrma_wire_hdr_len(nargs), in buf or in another
+ * segment. The UDP checksum is left 0; see amrma_wire_udp_csum_set().
+ *
+ * @return header length in bytes, or -EINVAL / -EMSGSIZE (cap too small).
+ */
+int amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
+		const struct amrma_wire_fields *f, const uint64_t *args);
+
+/**
+ * Build a complete contiguous frame with its payload copied in and the UDP checksum set
+ * when csum is true.
+ *
+ * @return frame length, or a negative errno.
+ */
+int amrma_wire_build(void *buf, size_t cap, const struct amrma_wire_addr *a,
+		const struct amrma_wire_fields *f, const uint64_t *args,
+		const void *payload, bool csum);
+
+/** Header length for a frame with nargs arguments. */
+static inline size_t
+amrma_wire_hdr_len(unsigned int nargs)
+{
+	return AMRMA_WIRE_HDR_LEN + 8u * nargs;
+}
+
+/** Compute and store the UDP checksum of a contiguous frame of len bytes. */
+void amrma_wire_udp_csum_set(void *frame, size_t len);
+
+/** The amrma header inside a frame that starts with its Ethernet header. */
+static inline struct amrma_wire_hdr *
+amrma_wire_hdr_of(void *frame)
+{
+	return (struct amrma_wire_hdr *)((uint8_t *)frame + AMRMA_WIRE_L2L4_LEN);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMRMA_WIRE_H */

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Frame codec: builds and validates amrma frames (docs/wire-format.md). */
+
+#include <errno.h>
+#include <string.h>
+
+#include "amrma_wire.h"
+
+static const char *const err_names[AMRMA_WIRE_ERR__MAX] = {
+	[AMRMA_WIRE_OK] = "ok",
+	[AMRMA_WIRE_ERR_TRUNCATED] = "truncated",
+	[AMRMA_WIRE_ERR_NOT_IPV4] = "not_ipv4",
+	[AMRMA_WIRE_ERR_BAD_IP_HDR] = "bad_ip_hdr",
+	[AMRMA_WIRE_ERR_BAD_IP_LEN] = "bad_ip_len",
+	[AMRMA_WIRE_ERR_BAD_IP_CSUM] = "bad_ip_csum",
+	[AMRMA_WIRE_ERR_BAD_UDP_LEN] = "bad_udp_len",
+	[AMRMA_WIRE_ERR_BAD_PORT] = "bad_port",
+	[AMRMA_WIRE_ERR_BAD_UDP_CSUM] = "bad_udp_csum",
+	[AMRMA_WIRE_ERR_BAD_VERSION] = "bad_version",
+	[AMRMA_WIRE_ERR_BAD_TYPE] = "bad_type",
+	[AMRMA_WIRE_ERR_BAD_FLAGS] = "bad_flags",
+	[AMRMA_WIRE_ERR_TOO_MANY_ARGS] = "too_many_args",
+	[AMRMA_WIRE_ERR_BAD_LENGTH] = "bad_length",
+	[AMRMA_WIRE_ERR_BAD_HANDLER] = "bad_handler",
+	[AMRMA_WIRE_ERR_BAD_CTX] = "bad_ctx",
+	[AMRMA_WIRE_ERR_NOT_FOR_US] = "not_for_us",
+};
+
+const char *
+amrma_wire_err_name(enum amrma_wire_err err)
+{
+	if ((unsigned int)err >= AMRMA_WIRE_ERR__MAX)
+		return "unknown";
+	return err_names[err];
+}
+
+/* Checks every layer; the UDP checksum only when with_csum (payload contiguous). */
+static enum amrma_wire_err
+parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
+	const struct amrma_wire_rx_params *rx, struct amrma_wire_view *v)
+{
+	const struct rte_ether_hdr *eth = (const void *)p;
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	const struct amrma_wire_hdr *h;
+	size_t ip_len, udp_len, am_len;
+	uint16_t dport, sport;
+
+	if (len < AMRMA_WIRE_HDR_LEN || frame_len < len)
+		return AMRMA_WIRE_ERR_TRUNCATED;
+	if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))
+		return AMRMA_WIRE_ERR_NOT_IPV4;
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &rx->mac))
+		return AMRMA_WIRE_ERR_NOT_FOR_US;
+
+	ip = (const void *)(eth + 1);
+	if (ip->version_ihl != RTE_IPV4_VHL_DEF || ip->next_proto_id != IPPROTO_UDP ||
+	    (ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
+		return AMRMA_WIRE_ERR_BAD_IP_HDR;
+	ip_len = rte_be_to_cpu_16(ip->total_length);
+	if (ip_len < sizeof(*ip) + sizeof(*udp) + sizeof(*h) ||
+	    ip_len > frame_len - sizeof(*eth))
+		return AMRMA_WIRE_ERR_BAD_IP_LEN;
+	/* the complemented sum over a correct header, checksum included, is 0 */
+	if (!rx->skip_csum && rte_ipv4_cksum(ip) != 0)
+		return AMRMA_WIRE_ERR_BAD_IP_CSUM;
+
+	udp = (const void *)(ip + 1);
+	udp_len = rte_be_to_cpu_16(udp->dgram_len);
+	if (udp_len != ip_len - sizeof(*ip))
+		return AMRMA_WIRE_ERR_BAD_UDP_LEN;
+	dport = rte_be_to_cpu_16(udp->dst_port);
+	sport = rte_be_to_cpu_16(udp->src_port);
+	if (dport < rx->udp_base || dport - rx->udp_base >= rx->nb_ctx ||
+	    sport < rx->udp_base || sport - rx->udp_base >= AMRMA_WIRE_MAX_CTX)
+		return AMRMA_WIRE_ERR_BAD_PORT;
+
+	h = (const void *)(udp + 1);
+	if (h->version != AMRMA_WIRE_VERSION)
+		return AMRMA_WIRE_ERR_BAD_VERSION;
+	if (h->type < AMRMA_WIRE_REQUEST || h->type > AMRMA_WIRE_ACK)
+		return AMRMA_WIRE_ERR_BAD_TYPE;
+	if (h->flags & ~AMRMA_WIRE_F_ALL)
+		return AMRMA_WIRE_ERR_BAD_FLAGS;
+	if (h->nargs > AMRMA_WIRE_MAX_ARGS)
+		return AMRMA_WIRE_ERR_TOO_MANY_ARGS;
+
+	v->type = h->type;
+	v->flags = h->flags;
+	v->nargs = h->nargs;
+	v->payload_len = rte_be_to_cpu_16(h->payload_len);
+	am_len = sizeof(*h) + 8u * v->nargs + v->payload_len;
+	if (v->payload_len > AMRMA_WIRE_MAX_PAYLOAD || udp_len - sizeof(*udp) != am_len)
+		return AMRMA_WIRE_ERR_BAD_LENGTH;
+	if (len < AMRMA_WIRE_HDR_LEN + 8u * v->nargs)
+		return AMRMA_WIRE_ERR_TRUNCATED;
+
+	v->handler = rte_be_to_cpu_16(h->handler);
+	if (v->handler == AMRMA_WIRE_NO_HANDLER) {
+		if (v->type == AMRMA_WIRE_REQUEST)
+			return AMRMA_WIRE_ERR_BAD_HANDLER;
+	} else if (v->handler >= AMRMA_WIRE_MAX_HANDLERS || v->type == AMRMA_WIRE_ACK) {
+		return AMRMA_WIRE_ERR_BAD_HANDLER;
+	}
+	if (v->type == AMRMA_WIRE_ACK && (v->nargs || v->payload_len))
+		return AMRMA_WIRE_ERR_BAD_LENGTH;
+
+	v->src_ctx = h->src_ctx;
+	v->dst_ctx = h->dst_ctx;
+	if (v->dst_ctx != dport - rx->udp_base || v->src_ctx != sport - rx->udp_base)
+		return AMRMA_WIRE_ERR_BAD_CTX;
+	v->src_node = rte_be_to_cpu_16(h->src_node);
+	v->dst_node = rte_be_to_cpu_16(h->dst_node);
+	if (v->dst_node != rx->node_id)
+		return AMRMA_WIRE_ERR_NOT_FOR_US;
+
+	if (with_csum && !rx->skip_csum) {
+		if (udp->dgram_cksum == 0) {
+			if (rx->require_csum)
+				return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
+		} else if (rte_ipv4_udptcp_cksum_verify(ip, udp) != 0) {
+			return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
+		}
+	}
+
+	v->status = (int16_t)rte_be_to_cpu_16(h->status);
+	v->seq = rte_be_to_cpu_32(h->seq);
+	v->ack = rte_be_to_cpu_32(h->ack);
+	v->sack = rte_be_to_cpu_32(h->sack);
+	v->token = rte_be_to_cpu_32(h->token);
+	v->args = (const uint8_t *)(h + 1);
+	v->payload = v->args + 8u * v->nargs;
+	return AMRMA_WIRE_OK;
+}
+
+enum amrma_wire_err
+amrma_wire_parse(const void *buf, size_t len, const struct amrma_wire_rx_params *rx,
+		 struct amrma_wire_view *view)
+{
+	return parse(buf, len, len, true, rx, view);
+}
+
+enum amrma_wire_err
+amrma_wire_parse_hdr(const void *buf, size_t len, size_t frame_len,
+		     const struct amrma_wire_rx_params *rx, struct amrma_wire_view *view)
+{
+	return parse(buf, len, frame_len, false, rx, view);
+}
+
+int
+amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
+		     const struct amrma_wire_fields *f, const uint64_t *args)
+{
+	struct rte_ether_hdr *eth = buf;
+	struct rte_ipv4_hdr *ip = (void *)(eth + 1);
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
+	struct amrma_wire_hdr *h = (void *)(udp + 1);
+	size_t hlen = amrma_wire_hdr_len(f->nargs);
+	size_t am_len = sizeof(*h) + 8u * f->nargs + f->payload_len;
+	unsigned int i;
+
+	if (f->nargs > AMRMA_WIRE_MAX_ARGS || f->payload_len > AMRMA_WIRE_MAX_PAYLOAD ||
+	    f->dst_ctx >= AMRMA_WIRE_MAX_CTX || f->src_ctx >= AMRMA_WIRE_MAX_CTX)
+		return -EINVAL;
+	if (cap < hlen)
+		return -EMSGSIZE;
+
+	rte_ether_addr_copy(&a->dst_mac, &eth->dst_addr);
+	rte_ether_addr_copy(&a->src_mac, &eth->src_addr);
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*udp) + am_len);
+	ip->packet_id = 0;
+	ip->fragment_offset = 0;
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	ip->src_addr = a->src_ip;
+	ip->dst_addr = a->dst_ip;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+
+	udp->src_port = rte_cpu_to_be_16(a->udp_base + f->src_ctx);
+	udp->dst_port = rte_cpu_to_be_16(a->udp_base + f->dst_ctx);
+	udp->dgram_len = rte_cpu_to_be_16(sizeof(*udp) + am_len);
+	udp->dgram_cksum = 0;
+
+	h->version = AMRMA_WIRE_VERSION;
+	h->type = f->type;
+	h->flags = f->flags;
+	h->nargs = f->nargs;
+	h->handler = rte_cpu_to_be_16(f->handler);
+	h->src_ctx = f->src_ctx;
+	h->dst_ctx = f->dst_ctx;
+	h->src_node = rte_cpu_to_be_16(f->src_node);
+	h->dst_node = rte_cpu_to_be_16(f->dst_node);
+	h->seq = rte_cpu_to_be_32(f->seq);
+	h->ack = rte_cpu_to_be_32(f->ack);
+	h->sack = rte_cpu_to_be_32(f->sack);
+	h->token = rte_cpu_to_be_32(f->token);
+	h->payload_len = rte_cpu_to_be_16(f->payload_len);
+	h->status = rte_cpu_to_be_16((uint16_t)f->status);
+	for (i = 0; i < f->nargs; i++) {
+		uint64_t be = rte_cpu_to_be_64(args[i]);
+
+		memcpy((uint8_t *)(h + 1) + 8 * i, &be, sizeof(be));
+	}
+	return (int)hlen;
+}
+
+void
+amrma_wire_udp_csum_set(void *frame, size_t len)
+{
+	struct rte_ipv4_hdr *ip = (void *)((uint8_t *)frame + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
+	uint16_t cksum;
+
+	RTE_SET_USED(len);
+	udp->dgram_cksum = 0;
+	cksum = rte_ipv4_udptcp_cksum(ip, udp);
+	udp->dgram_cksum = cksum;
+}
+
+int
+amrma_wire_build(void *buf, size_t cap, const struct amrma_wire_addr *a,
+		 const struct amrma_wire_fields *f, const uint64_t *args,
+		 const void *payload, bool csum)
+{
+	int hlen = amrma_wire_build_hdr(buf, cap, a, f, args);
+
+	if (hlen < 0)
+		return hlen;
+	if (cap - (size_t)hlen < f->payload_len)
+		return -EMSGSIZE;
+	if (f->payload_len)
+		memcpy((uint8_t *)buf + hlen, payload, f->payload_len);
+	if (csum)
+		amrma_wire_udp_csum_set(buf, (size_t)hlen + f->payload_len);
+	return hlen + f->payload_len;
+}

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Requests, replies, handler dispatch and the request/reply rules. */
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+
+#include "am_priv.h"
+
+#define TOKEN_IDX(t)	((t) & 0xffffu)
+#define TOKEN_GEN(t)	((uint16_t)((t) >> 16))
+
+static int
+check_size(const struct amrma_ctx *ctx, unsigned int nargs, const void *payload,
+	   uint16_t len)
+{
+	if (nargs > AMRMA_WIRE_MAX_ARGS || (len != 0 && payload == NULL))
+		return -EINVAL;
+	if (len > amrma_am_max_payload(ctx, nargs))
+		return -EMSGSIZE;
+	return 0;
+}
+
+uint16_t
+amrma_am_max_payload(const struct amrma_ctx *ctx, unsigned int nargs)
+{
+	uint16_t max = ctx->node->max_payload;
+	unsigned int a = 8u * RTE_MIN(nargs, (unsigned int)AMRMA_WIRE_MAX_ARGS);
+
+	return max > a ? max - a : 0;
+}
+
+int
+amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		 const uint64_t *args, unsigned int nargs, const void *payload,
+		 uint16_t len, amrma_am_done_t done, void *arg)
+{
+	struct amrma_wire_fields f;
+	struct channel *ch;
+	struct rte_mbuf *m;
+	struct op *op;
+	uint32_t idx;
+	int ret;
+
+	if (unlikely(ctx->in_handler != IN_NONE)) {
+		ctx->st.rule_violations++;
+		return -EPERM;
+	}
+	ret = check_size(ctx, nargs, payload, len);
+	if (ret != 0)
+		return ret;
+	if (handler >= AMRMA_WIRE_MAX_HANDLERS || done == NULL)
+		return -EINVAL;
+	ch = ctx_channel(ctx, dst.node, dst.ctx);
+	if (ch == NULL)
+		return -EINVAL;
+	if (ch->dead)
+		return -ENOTCONN;
+	if (ctx->nb_op_free == 0 || chan_queued(ch) >= CH_REQ_SLOTS)
+		return -EAGAIN;
+
+	idx = ctx->op_free[ctx->nb_op_free - 1];
+	op = &ctx->ops[idx];
+	f = (struct amrma_wire_fields){
+		.type = AMRMA_WIRE_REQUEST,
+		.nargs = (uint8_t)nargs,
+		.src_ctx = (uint8_t)ctx->idx,
+		.dst_ctx = dst.ctx,
+		.handler = handler,
+		.src_node = ctx->node->conf.node_id,
+		.dst_node = dst.node,
+		.payload_len = len,
+		.token = ((uint32_t)op->gen << 16) | idx,
+	};
+	m = frame_alloc(ctx, ch, &f, args, payload);
+	if (m == NULL)
+		return -ENOBUFS;
+	ctx->nb_op_free--;
+	op->done = done;
+	op->arg = arg;
+	op->ch = ch;
+	op->state = OP_WAIT;
+	if (ch->ops++ == 0)
+		ch->last_rx = rte_rdtsc();	/* silence is measured from now */
+	chan_queue(ctx, ch, m);		/* cannot fail: room checked above */
+	return 0;
+}
+
+int
+amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
+	       const uint64_t *args, unsigned int nargs, const void *payload,
+	       uint16_t len, int16_t status)
+{
+	struct amrma_wire_fields f;
+	struct rte_mbuf *m;
+	int ret;
+
+	if (ctx->in_handler != IN_REQUEST || tok != ctx->tok) {
+		ctx->st.rule_violations++;
+		return -EPERM;
+	}
+	if (ctx->replied) {
+		ctx->st.rule_violations++;
+		return -EALREADY;
+	}
+	ret = check_size(ctx, nargs, payload, len);
+	if (ret != 0)
+		return ret;
+	if (handler >= AMRMA_WIRE_MAX_HANDLERS && handler != AMRMA_WIRE_NO_HANDLER)
+		return -EINVAL;
+	f = (struct amrma_wire_fields){
+		.type = AMRMA_WIRE_REPLY,
+		.nargs = (uint8_t)nargs,
+		.src_ctx = (uint8_t)ctx->idx,
+		.dst_ctx = ctx->tok_ch->peer_ctx,
+		.handler = handler,
+		.src_node = ctx->node->conf.node_id,
+		.dst_node = ctx->tok_ch->peer_node,
+		.payload_len = len,
+		.status = status,
+		.token = ctx->tok_wire,
+	};
+	m = frame_alloc(ctx, ctx->tok_ch, &f, args, payload);
+	if (m == NULL)
+		return -ENOBUFS;
+	ctx->replied = true;
+	/* room for this reply was reserved before the handler ran */
+	chan_queue(ctx, ctx->tok_ch, m);
+	return 0;
+}
+
+static void
+op_complete(struct amrma_ctx *ctx, uint32_t idx, int status)
+{
+	struct op *op = &ctx->ops[idx];
+	amrma_am_done_t done = op->done;
+	void *arg = op->arg;
+
+	op->state = OP_FREE;
+	op->gen++;
+	op->ch->ops--;
+	ctx->op_free[ctx->nb_op_free++] = idx;
+	if (status == 0)
+		ctx->st.ops_completed++;
+	else
+		ctx->st.ops_failed++;
+	done(ctx, arg, status);
+}
+
+void
+op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status)
+{
+	uint32_t i;
+
+	for (i = 0; i < ctx->max_ops && ch->ops != 0; i++)
+		if (ctx->ops[i].state == OP_WAIT && ctx->ops[i].ch == ch)
+			op_complete(ctx, i, status);
+}
+
+/* Point msg->payload at the payload, copying only when it spans segments. */
+static const void *
+payload_of(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v)
+{
+	uint32_t off = amrma_wire_hdr_len(v->nargs);
+
+	if (v->payload_len == 0)
+		return NULL;
+	return rte_pktmbuf_read(m, off, v->payload_len, ctx->scratch);
+}
+
+static void
+fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
+	 struct amrma_am_msg *msg)
+{
+	unsigned int i;
+
+	msg->src.node = v->src_node;
+	msg->src.ctx = v->src_ctx;
+	msg->handler = v->handler;
+	msg->nargs = v->nargs;
+	msg->status = v->status;
+	for (i = 0; i < v->nargs; i++)
+		msg->args[i] = amrma_wire_arg(v, i);
+	msg->payload = payload_of(ctx, m, v);
+	msg->len = v->payload_len;
+	msg->mbuf = m;
+	msg->op_arg = NULL;
+}
+
+/* Returns true when the handler kept the mbuf. */
+static bool
+on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
+	   const struct amrma_wire_view *v)
+{
+	const struct handler_ent *h = &ctx->node->handlers[v->handler];
+	struct amrma_am_msg msg;
+	int ret = -ENOENT;
+
+	ctx->in_handler = IN_REQUEST;
+	ctx->replied = false;
+	ctx->tok = ++ctx->tok_gen;
+	ctx->tok_ch = ch;
+	ctx->tok_wire = v->token;
+	if (h->fn != NULL) {
+		fill_msg(ctx, m, v, &msg);
+		ctx->st.requests_handled++;
+		ret = h->fn(ctx, ctx->tok, &msg, h->arg);
+	} else {
+		ctx->st.unknown_handler++;
+	}
+	if (!ctx->replied) {
+		ctx->st.auto_replies++;
+		amrma_am_reply(ctx, ctx->tok, AMRMA_WIRE_NO_HANDLER, NULL, 0, NULL, 0,
+			       (int16_t)(ret < 0 ? ret : 0));
+	}
+	ctx->in_handler = IN_NONE;
+	ctx->tok = 0;
+	return ret == AMRMA_AM_KEEP_MBUF;
+}
+
+static bool
+on_reply(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
+	 const struct amrma_wire_view *v)
+{
+	uint32_t idx = TOKEN_IDX(v->token);
+	struct amrma_am_msg msg;
+	int status = v->status;
+	struct op *op;
+	int ret = 0;
+
+	/* the token must name a waiting operation sent to exactly this endpoint */
+	if (idx >= ctx->max_ops || ctx->ops[idx].state != OP_WAIT ||
+	    ctx->ops[idx].gen != TOKEN_GEN(v->token) || ctx->ops[idx].ch != ch) {
+		ctx->st.bad_token++;
+		return false;
+	}
+	op = &ctx->ops[idx];
+	if (v->handler != AMRMA_WIRE_NO_HANDLER) {
+		const struct handler_ent *h = &ctx->node->handlers[v->handler];
+
+		if (h->fn == NULL) {
+			ctx->st.unknown_handler++;
+			status = -ENOENT;
+		} else {
+			fill_msg(ctx, m, v, &msg);
+			msg.op_arg = op->arg;
+			ctx->in_handler = IN_REPLY;
+			ret = h->fn(ctx, 0, &msg, h->arg);
+			ctx->in_handler = IN_NONE;
+			if (ret < 0)
+				status = ret;
+		}
+	}
+	ctx->st.replies_handled++;
+	op_complete(ctx, idx, status);
+	return ret == AMRMA_AM_KEEP_MBUF;
+}
+
+static bool
+csum_ok(const struct rte_mbuf *m)
+{
+	const uint64_t mask = RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	return (m->ol_flags & mask) == (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD);
+}
+
+static enum amrma_wire_err
+parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
+	   struct amrma_wire_view *v)
+{
+	const struct amrma_wire_rx_params *rxp =
+		(trusted || csum_ok(m)) ? &ctx->rxp_nocsum : &ctx->rxp;
+	const void *p = rte_pktmbuf_mtod(m, const void *);
+	const struct rte_ipv4_hdr *ip;
+	enum amrma_wire_err err;
+
+	if (m->nb_segs == 1)
+		return amrma_wire_parse(p, rte_pktmbuf_data_len(m), rxp, v);
+	err = amrma_wire_parse_hdr(p, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), rxp, v);
+	if (err != AMRMA_WIRE_OK || rxp->skip_csum)
+		return err;
+	ip = (const void *)((const uint8_t *)p + sizeof(struct rte_ether_hdr));
+	if (((const struct rte_udp_hdr *)(ip + 1))->dgram_cksum == 0)
+		return rxp->require_csum ? AMRMA_WIRE_ERR_BAD_UDP_CSUM : AMRMA_WIRE_OK;
+	if (rte_ipv4_udptcp_cksum_mbuf_verify(m, ip,
+			sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr)) != 0)
+		return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
+	return AMRMA_WIRE_OK;
+}
+
+void
+am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected)
+{
+	struct amrma_wire_view v;
+	enum amrma_wire_err err;
+	struct channel *ch;
+	bool keep = false;
+
+	ctx->st.rx_frames++;
+	ctx->st.rx_bytes += m->pkt_len;
+	err = parse_mbuf(ctx, m, redirected, &v);
+	if (unlikely(err != AMRMA_WIRE_OK)) {
+		ctx->st.rx_rejected[err]++;
+		goto out;
+	}
+	if (v.dst_ctx != ctx->idx) {
+		/* the port delivered it to the wrong queue: hand it to its context */
+		struct amrma_ctx *to = &ctx->node->ctx[v.dst_ctx];
+
+		if (!redirected && rte_ring_mp_enqueue(to->steer, m) == 0) {
+			ctx->st.redirected++;
+			ctx->st.rx_frames--;
+			ctx->st.rx_bytes -= m->pkt_len;
+			return;
+		}
+		ctx->st.redirect_drops++;
+		goto out;
+	}
+	ch = ctx_channel(ctx, v.src_node, v.src_ctx);
+	if (unlikely(ch == NULL)) {
+		ctx->st.unknown_peer++;
+		goto out;
+	}
+	if (unlikely(ch->dead))
+		goto out;
+	ch->last_rx = now;
+	if (v.flags & AMRMA_WIRE_F_ACK_VALID)
+		chan_on_ack(ctx, ch, v.ack, v.sack, now);
+	if (v.type == AMRMA_WIRE_ACK)
+		goto out;
+	/* a request runs only if its reply will fit; otherwise it is resent later */
+	if (v.type == AMRMA_WIRE_REQUEST && chan_queued(ch) >= CH_SLOTS) {
+		ctx->st.no_reply_room++;
+		goto out;
+	}
+	if (!chan_on_seq(ctx, ch, v.seq, now))
+		goto out;
+	if (v.type == AMRMA_WIRE_REQUEST)
+		keep = on_request(ctx, ch, m, &v);
+	else
+		keep = on_reply(ctx, ch, m, &v);
+out:
+	if (!keep)
+		rte_pktmbuf_free(m);
+}

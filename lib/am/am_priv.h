@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal state of the AM core; not installed. */
+#ifndef AMRMA_AM_PRIV_H
+#define AMRMA_AM_PRIV_H
+
+#include <rte_log.h>
+#include <rte_ring.h>
+
+#include "amrma_am.h"
+
+extern int amrma_am_logtype;
+#define AM_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, amrma_am_logtype, "amrma_am: " fmt "\n", ##__VA_ARGS__)
+
+/* Frames a channel may hold (queued + unacked); power of two. Requests may fill half, the
+ * rest is kept for replies so a handler can always reply. */
+#define CH_SLOTS	256u
+#define CH_REQ_SLOTS	(CH_SLOTS / 2)
+/* The receiver accepts seq in [rcv_next, rcv_next + RCV_WIN): one 64-bit bitmap. */
+#define RCV_WIN		64u
+#define TX_BUF		64u
+#define RX_BURST	32u
+
+struct txslot {
+	struct rte_mbuf *m;	/* held reference; NULL once acked or sacked */
+	uint64_t sent_tsc;
+	uint32_t tries;		/* transmissions; RTT is sampled only when 1 (Karn) */
+};
+
+/* One (local context, remote endpoint) channel. */
+struct channel {
+	/* sender side: una <= sent <= nxt */
+	uint32_t snd_una;	/* oldest unacknowledged seq */
+	uint32_t snd_sent;	/* next seq to transmit for the first time */
+	uint32_t snd_nxt;	/* next seq to assign */
+	uint32_t retries;	/* timer expiries since last progress */
+	uint64_t rto;		/* current timeout with back-off, TSC cycles */
+	uint64_t srtt;		/* smoothed RTT (RFC 6298), 0 = no sample yet */
+	uint64_t rttvar;
+	uint32_t ops;		/* requests waiting for their reply */
+	bool dead;
+	/* receiver side */
+	bool in_ack_list;
+	bool ack_now;
+	uint16_t ack_pending;	/* frames received since our last ack went out */
+	uint32_t rcv_next;	/* every seq below was received */
+	uint64_t rcv_mask;	/* bit i: seq rcv_next + 1 + i received */
+	uint64_t ack_due;
+	uint64_t last_rx;
+	struct amrma_wire_addr addr;
+	uint16_t peer_node;
+	uint8_t peer_ctx;
+	struct txslot slot[CH_SLOTS];
+};
+
+enum op_state { OP_FREE = 0, OP_WAIT };
+
+struct op {
+	amrma_am_done_t done;
+	void *arg;
+	struct channel *ch;
+	uint16_t gen;
+	uint8_t state;
+};
+
+enum in_handler { IN_NONE = 0, IN_REQUEST, IN_REPLY };
+
+struct amrma_ctx {
+	struct amrma_node *node;
+	struct amrma_net_dev *dev;
+	struct rte_mempool *pool;
+	uint16_t idx;
+	uint16_t nb_tx;
+	/* handler bookkeeping */
+	uint8_t in_handler;
+	bool replied;
+	uint64_t tok;			/* token of the running request handler */
+	uint64_t tok_gen;
+	struct channel *tok_ch;
+	uint32_t tok_wire;		/* initiator's token to echo */
+	/* channels: by_node[node] -> array of the peer's contexts; all[] for scans */
+	struct channel **by_node;
+	uint8_t *peer_nb_ctx;
+	struct channel **all;
+	uint32_t nb_chan;
+	struct channel **ack_list;
+	uint32_t nb_ack;
+	/* operations */
+	struct op *ops;
+	uint32_t *op_free;
+	uint32_t nb_op_free;
+	uint32_t max_ops;
+	uint64_t next_tick;
+	struct rte_ring *steer;		/* frames other contexts received for us */
+	struct amrma_wire_rx_params rxp;
+	struct amrma_wire_rx_params rxp_nocsum;
+	struct amrma_am_stats st;
+	struct rte_mbuf *tx[TX_BUF];
+	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* payloads split across segments */
+} __rte_cache_aligned;
+
+struct handler_ent {
+	amrma_am_handler_t fn;
+	void *arg;
+};
+
+struct amrma_node {
+	struct amrma_node_conf conf;
+	struct amrma_net_dev *dev;
+	struct rte_mempool *pool;
+	bool own_pool;
+	uint64_t hz;
+	uint64_t rto_tsc;
+	uint64_t rto_max_tsc;
+	uint64_t ack_delay_tsc;
+	uint64_t dead_tsc;
+	uint64_t tick_tsc;
+	uint16_t max_payload;
+	uint32_t service_id;
+	bool has_service;
+	struct handler_ent handlers[AMRMA_WIRE_MAX_HANDLERS];
+	struct amrma_ctx *ctx;		/* nb_ctx entries */
+};
+
+/* channel.c: reliability */
+int chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m);
+void chan_push(struct amrma_ctx *ctx, struct channel *ch);
+void chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sack,
+		 uint64_t now);
+/* 1: deliver, 0: drop (duplicate / out of window); `room` says whether we may accept */
+int chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t now);
+void chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now);
+void chan_timers(struct amrma_ctx *ctx, uint64_t now);
+void chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all);
+void chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status);
+static inline uint32_t chan_queued(const struct channel *ch)
+{
+	return ch->snd_nxt - ch->snd_una;
+}
+
+/* frame.c: building frames */
+struct rte_mbuf *frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
+			     const struct amrma_wire_fields *f, const uint64_t *args,
+			     const void *payload);
+void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
+		    uint32_t seq);
+void ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m);
+void ctx_tx_flush(struct amrma_ctx *ctx);
+
+/* am.c: operations */
+void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);
+void am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected);
+
+static inline struct channel *
+ctx_channel(struct amrma_ctx *ctx, uint16_t node, uint8_t pctx)
+{
+	struct channel *arr;
+
+	if (node >= ctx->node->conf.max_nodes || ctx->by_node[node] == NULL ||
+	    pctx >= ctx->peer_nb_ctx[node])
+		return NULL;
+	arr = ctx->by_node[node];
+	return &arr[pctx];
+}
+
+#endif /* AMRMA_AM_PRIV_H */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef AMRMA_AM_H
+#define AMRMA_AM_H
+
+/**
+ * @file
+ * Active Messages over a DPDK port.
+ *
+ * A node owns one port (through the drivers/net transport) split into contexts: context i
+ * owns RX queue i and TX queue i and is polled by exactly one lcore, so nothing on the hot
+ * path takes a lock. An endpoint is (node id, context index). Frames name a handler index
+ * that runs on the receiving context's lcore.
+ *
+ * Rules (enforced, not trusted):
+ *  - a request may be issued anywhere except inside a handler (-EPERM);
+ *  - a request handler may send at most one reply (-EALREADY), only while it runs
+ *    (-EPERM afterwards); when it returns without replying the core replies for it
+ *    with an empty reply carrying the handler's status, so every request completes;
+ *  - a reply handler sends nothing (-EPERM);
+ *  - completion callbacks (amrma_am_done_t) are not handlers: they may issue requests.
+ *
+ * Delivery is reliable and exactly-once per request: per-channel sequence numbers,
+ * cumulative + selective acks, retransmission of the held mbufs with exponential back-off.
+ * A peer that stops answering makes its operations complete with -ETIMEDOUT after the
+ * retry budget, and later requests to it fail with -ENOTCONN.
+ *
+ * Threading: all calls naming a context run on the lcore that polls it. Register handlers
+ * and add peers before polling starts.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "amrma_net.h"
+#include "amrma_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct amrma_node;
+struct amrma_ctx;
+
+/** An endpoint: a context of a node. */
+struct amrma_ep {
+	uint16_t node;
+	uint8_t ctx;
+};
+
+/** Identifies the request a handler is running for; only valid while it runs. */
+typedef uint64_t amrma_am_token_t;
+
+/** What a handler sees of a message. The payload stays in the mbuf (no copy). */
+struct amrma_am_msg {
+	struct amrma_ep src;		/**< sender */
+	uint16_t handler;		/**< index that was invoked */
+	uint8_t nargs;
+	int16_t status;			/**< replies: sender's status (0 or -errno) */
+	uint64_t args[AMRMA_WIRE_MAX_ARGS];
+	const void *payload;
+	uint16_t len;			/**< payload bytes */
+	struct rte_mbuf *mbuf;		/**< the frame; read-only */
+	void *op_arg;			/**< replies: the arg given to amrma_am_request() */
+};
+
+/** Handler return value meaning "I keep msg->mbuf and will free it myself". */
+#define AMRMA_AM_KEEP_MBUF 1
+
+/**
+ * A request or reply handler.
+ *
+ * @return 0, AMRMA_AM_KEEP_MBUF, or a negative errno: for a request handler that did not
+ *   reply, the status of the automatic reply; for a reply handler, the operation's status.
+ */
+typedef int (*amrma_am_handler_t)(struct amrma_ctx *ctx, amrma_am_token_t tok,
+				  const struct amrma_am_msg *msg, void *arg);
+
+/** Called once when a request completes: status 0, the reply's status, or -errno. */
+typedef void (*amrma_am_done_t)(struct amrma_ctx *ctx, void *arg, int status);
+
+/** Node configuration; start from amrma_node_conf_defaults(). */
+struct amrma_node_conf {
+	uint16_t node_id;		/**< unique id, < max_nodes */
+	uint16_t max_nodes;		/**< bound on peer node ids */
+	uint16_t nb_ctx;		/**< contexts (<= dev->nb_queues) */
+	rte_be32_t ip;			/**< our IPv4 address */
+	uint16_t udp_base;		/**< UDP port of context 0 (same on all nodes) */
+	struct amrma_net_dev *dev;	/**< opened transport (caller keeps it alive) */
+	struct rte_mempool *pool;	/**< TX mbufs; NULL: the node creates one */
+	uint32_t nb_mbufs;		/**< size of the created pool */
+	uint16_t window;		/**< unacked frames in flight per channel, <= 64 */
+	uint16_t max_ops;		/**< outstanding requests per context */
+	uint32_t rto_us;		/**< first retransmit timeout */
+	uint32_t rto_max_us;		/**< back-off ceiling */
+	uint32_t max_retries;		/**< timeouts without progress before a peer is dead */
+	uint32_t ack_delay_us;		/**< delayed standalone ack */
+	uint16_t ack_every;		/**< ack at once after this many unacked frames */
+	bool require_csum;		/**< reject frames without UDP checksum */
+};
+
+/** Fill conf with defaults (node_id 0, 1 context, window 64, rto 2 ms, 8 retries...). */
+void amrma_node_conf_defaults(struct amrma_node_conf *conf);
+
+/**
+ * Create a node on an opened transport.
+ * @return 0 or -EINVAL / -ENOMEM / -EEXIST.
+ */
+int amrma_node_create(const struct amrma_node_conf *conf, struct amrma_node **out);
+
+/** Free a node; outstanding operations complete with -ECANCELED. */
+void amrma_node_destroy(struct amrma_node *node);
+
+/** Declare a peer node reachable at (mac, ip) with nb_ctx contexts. */
+int amrma_node_add_peer(struct amrma_node *node, uint16_t node_id,
+			const struct rte_ether_addr *mac, rte_be32_t ip, uint16_t nb_ctx);
+
+/** Register fn at handler index (< 256); the same index must mean the same on every node. */
+int amrma_am_register(struct amrma_node *node, uint16_t index, amrma_am_handler_t fn,
+		      void *arg);
+
+/** Context i of a node, or NULL. */
+struct amrma_ctx *amrma_node_ctx(struct amrma_node *node, uint16_t i);
+uint16_t amrma_node_nb_ctx(const struct amrma_node *node);
+uint16_t amrma_node_id(const struct amrma_node *node);
+struct amrma_node *amrma_ctx_node(struct amrma_ctx *ctx);
+uint16_t amrma_ctx_index(const struct amrma_ctx *ctx);
+
+/** Largest payload of a message with nargs arguments on this node. */
+uint16_t amrma_am_max_payload(const struct amrma_ctx *ctx, unsigned int nargs);
+
+/**
+ * Send a request (short: len 0; medium: payload copied into the frame).
+ * The payload buffer is reusable on return. done(ctx, arg, status) runs exactly once.
+ *
+ * @return 0; -EPERM inside a handler; -EAGAIN when the operation table or the channel
+ *   queue is full (poll, then retry); -EMSGSIZE; -EINVAL; -ENOTCONN for a dead peer;
+ *   -ENOBUFS when no mbuf is free.
+ */
+int amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		     const uint64_t *args, unsigned int nargs, const void *payload,
+		     uint16_t len, amrma_am_done_t done, void *arg);
+
+/**
+ * Reply to the request tok from inside its handler. handler may be AMRMA_WIRE_NO_HANDLER
+ * (the initiator's done callback still gets status).
+ *
+ * @return 0; -EPERM outside the request's handler; -EALREADY for a second reply;
+ *   -EMSGSIZE; -EINVAL; -ENOBUFS.
+ */
+int amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
+		   const uint64_t *args, unsigned int nargs, const void *payload,
+		   uint16_t len, int16_t status);
+
+/**
+ * One round of progress: TX flush, RX burst of at most budget frames, validate, dispatch,
+ * acks, retransmit timers, TX flush.
+ * @return the amount of work done (0 = idle).
+ */
+int amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget);
+
+/** Poll every context of the node (one lcore runs the whole node). */
+int amrma_node_poll(struct amrma_node *node, unsigned int budget);
+
+/** Requests issued on ctx that have not completed. */
+unsigned int amrma_ctx_outstanding(const struct amrma_ctx *ctx);
+
+/** Per-context counters (each written by one lcore only, summed on read). */
+struct amrma_am_stats {
+	uint64_t rx_frames;
+	uint64_t tx_frames;
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	uint64_t rx_rejected[AMRMA_WIRE_ERR__MAX];	/**< by amrma_wire_err reason */
+	uint64_t unknown_peer;
+	uint64_t unknown_handler;
+	uint64_t bad_token;
+	uint64_t bad_ack;
+	uint64_t duplicates;
+	uint64_t out_of_window;
+	uint64_t no_reply_room;		/**< request dropped: no room to reply, resent later */
+	uint64_t redirected;		/**< software steering to another context */
+	uint64_t redirect_drops;
+	uint64_t requests_handled;
+	uint64_t replies_handled;
+	uint64_t auto_replies;
+	uint64_t rule_violations;
+	uint64_t retransmits;
+	uint64_t timeouts;		/**< retransmit timer expiries */
+	uint64_t acks_sent;		/**< standalone ACK frames */
+	uint64_t tx_drops;		/**< frames the port did not take */
+	uint64_t ops_completed;
+	uint64_t ops_failed;
+	uint64_t peers_dead;
+};
+
+/** Copy ctx's counters into out. */
+void amrma_ctx_stats_get(const struct amrma_ctx *ctx, struct amrma_am_stats *out);
+/** Sum of all contexts' counters. */
+void amrma_node_stats_get(const struct amrma_node *node, struct amrma_am_stats *out);
+/** Call fn(name, value, arg) for every counter of stats (for telemetry and printing). */
+void amrma_am_stats_foreach(const struct amrma_am_stats *stats,
+			    void (*fn)(const char *name, uint64_t value, void *arg), void *arg);
+
+/**
+ * Idle back-off for busy-polling loops on shared CPUs: after `spin` empty polls yield the
+ * CPU, after 2 * spin sleep sleep_us microseconds per empty poll.
+ */
+struct amrma_idle {
+	uint32_t spin;
+	uint32_t sleep_us;
+	uint32_t empty;
+};
+
+/** Account one poll that did `work`; may yield or sleep. */
+void amrma_idle_step(struct amrma_idle *idle, int work);
+
+/**
+ * Register an rte_service that polls all contexts of the node (not MT-safe: map it to one
+ * service lcore). The caller maps and starts it.
+ */
+int amrma_node_service_register(struct amrma_node *node, uint32_t *service_id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMRMA_AM_H */

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reliable channels: sequence numbers, cumulative + selective acks, retransmission of the
+ * held mbufs with exponential back-off, and a retry budget after which the peer is dead.
+ */
+
+#include <rte_cycles.h>
+
+#include "am_priv.h"
+
+static inline int32_t
+seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+static void
+transmit(struct amrma_ctx *ctx, struct txslot *s, uint64_t now)
+{
+	/* the channel keeps its reference for retransmission; the port gets another */
+	rte_mbuf_refcnt_update(s->m, 1);
+	s->sent_tsc = now;
+	s->tries++;
+	ctx_tx(ctx, s->m);
+}
+
+/* Send frames queued beyond the window as the window opens. */
+void
+chan_push(struct amrma_ctx *ctx, struct channel *ch)
+{
+	uint16_t window = ctx->node->conf.window;
+	uint64_t now = 0;
+
+	while (ch->snd_sent != ch->snd_nxt && ch->snd_sent - ch->snd_una < window) {
+		struct txslot *s = &ch->slot[ch->snd_sent & (CH_SLOTS - 1)];
+
+		if (now == 0)
+			now = rte_rdtsc();
+		frame_finalize(ctx, ch, s->m, ch->snd_sent);
+		transmit(ctx, s, now);
+		ch->snd_sent++;
+	}
+}
+
+int
+chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m)
+{
+	struct txslot *s;
+
+	if (chan_queued(ch) >= CH_SLOTS)
+		return -EAGAIN;
+	s = &ch->slot[ch->snd_nxt & (CH_SLOTS - 1)];
+	s->m = m;
+	s->sent_tsc = 0;
+	s->tries = 0;
+	if (ch->snd_una == ch->snd_nxt)
+		ch->retries = 0;	/* the timer starts from this frame */
+	ch->snd_nxt++;
+	chan_push(ctx, ch);
+	return 0;
+}
+
+static void
+slot_release(struct txslot *s)
+{
+	if (s->m != NULL) {
+		rte_pktmbuf_free(s->m);
+		s->m = NULL;
+	}
+}
+
+/* RFC 6298 estimator; the timeout never goes below the configured minimum. */
+static void
+rtt_sample(struct amrma_ctx *ctx, struct channel *ch, uint64_t rtt)
+{
+	uint64_t err;
+
+	if (ch->srtt == 0) {
+		ch->srtt = rtt;
+		ch->rttvar = rtt / 2;
+	} else {
+		err = rtt > ch->srtt ? rtt - ch->srtt : ch->srtt - rtt;
+		ch->rttvar = (3 * ch->rttvar + err) / 4;
+		ch->srtt = (7 * ch->srtt + rtt) / 8;
+	}
+	ch->rto = RTE_MAX(ctx->node->rto_tsc, ch->srtt + 4 * ch->rttvar);
+	ch->rto = RTE_MIN(ch->rto, ctx->node->rto_max_tsc);
+}
+
+void
+chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sack,
+	    uint64_t now)
+{
+	bool progress = false;
+	unsigned int i;
+
+	/* acking what we never sent is hostile or corrupt: ignore it */
+	if (seq_diff(ack, ch->snd_sent) > 0) {
+		ctx->st.bad_ack++;
+		return;
+	}
+	if (seq_diff(ack, ch->snd_una) < 0)
+		return;		/* stale: an older frame, or a retransmission */
+	if (ack != ch->snd_una) {
+		const struct txslot *last = &ch->slot[(ack - 1) & (CH_SLOTS - 1)];
+
+		if (last->m != NULL && last->tries == 1 && now > last->sent_tsc)
+			rtt_sample(ctx, ch, now - last->sent_tsc);
+	}
+	while (ch->snd_una != ack) {
+		slot_release(&ch->slot[ch->snd_una & (CH_SLOTS - 1)]);
+		ch->snd_una++;
+		progress = true;
+	}
+	/* a receiver never discards what it acknowledged selectively: free those now */
+	for (i = 0; sack != 0 && i < AMRMA_WIRE_SACK_BITS; i++, sack >>= 1) {
+		uint32_t seq = ack + 1 + i;
+
+		if ((sack & 1) && seq_diff(seq, ch->snd_sent) < 0) {
+			struct txslot *s = &ch->slot[seq & (CH_SLOTS - 1)];
+
+			if (s->m != NULL) {
+				slot_release(s);
+				progress = true;
+			}
+		}
+	}
+	if (progress) {
+		if (ch->retries != 0) {
+			/* undo the back-off: the estimate is good again */
+			ch->retries = 0;
+			ch->rto = ch->srtt ? RTE_MAX(ctx->node->rto_tsc,
+					     ch->srtt + 4 * ch->rttvar) : ctx->node->rto_tsc;
+			ch->rto = RTE_MIN(ch->rto, ctx->node->rto_max_tsc);
+		}
+		chan_push(ctx, ch);
+	}
+}
+
+void
+chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now)
+{
+	if (ch->ack_pending++ == 0)
+		ch->ack_due = now + ctx->node->ack_delay_tsc;
+	if (!ch->in_ack_list) {
+		ch->in_ack_list = true;
+		ctx->ack_list[ctx->nb_ack++] = ch;
+	}
+}
+
+int
+chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t now)
+{
+	int32_t d = seq_diff(seq, ch->rcv_next);
+
+	if (d < 0 || (d > 0 && ((ch->rcv_mask >> (d - 1)) & 1))) {
+		/* the sender missed our ack: tell it again at once */
+		ctx->st.duplicates++;
+		ch->ack_now = true;
+		chan_ack_later(ctx, ch, now);
+		return 0;
+	}
+	if (d >= (int32_t)RCV_WIN) {
+		ctx->st.out_of_window++;
+		return 0;
+	}
+	if (d == 0) {
+		ch->rcv_next++;
+		while (ch->rcv_mask & 1) {
+			ch->rcv_mask >>= 1;
+			ch->rcv_next++;
+		}
+		ch->rcv_mask >>= 1;
+	} else {
+		ch->rcv_mask |= UINT64_C(1) << (d - 1);
+	}
+	chan_ack_later(ctx, ch, now);
+	return 1;
+}
+
+static void
+send_ack(struct amrma_ctx *ctx, struct channel *ch)
+{
+	struct amrma_wire_fields f = {
+		.type = AMRMA_WIRE_ACK,
+		.src_ctx = (uint8_t)ctx->idx,
+		.dst_ctx = ch->peer_ctx,
+		.handler = AMRMA_WIRE_NO_HANDLER,
+		.src_node = ctx->node->conf.node_id,
+		.dst_node = ch->peer_node,
+	};
+	struct rte_mbuf *m = frame_alloc(ctx, ch, &f, NULL, NULL);
+
+	if (m == NULL)
+		return;		/* try again at the next poll */
+	frame_finalize(ctx, ch, m, 0);
+	ctx->st.acks_sent++;
+	ctx_tx(ctx, m);
+}
+
+void
+chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all)
+{
+	uint16_t every = ctx->node->conf.ack_every;
+	uint32_t i, keep = 0;
+
+	for (i = 0; i < ctx->nb_ack; i++) {
+		struct channel *ch = ctx->ack_list[i];
+
+		if (ch->ack_pending == 0 && !ch->ack_now) {
+			ch->in_ack_list = false;	/* a data frame carried it */
+			continue;
+		}
+		if (all || ch->ack_now || ch->ack_pending >= every || now >= ch->ack_due) {
+			send_ack(ctx, ch);
+			if (ch->ack_pending == 0) {
+				ch->in_ack_list = false;
+				continue;
+			}
+		}
+		ctx->ack_list[keep++] = ch;
+	}
+	ctx->nb_ack = keep;
+}
+
+void
+chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status)
+{
+	uint32_t seq;
+
+	for (seq = ch->snd_una; seq != ch->snd_nxt; seq++)
+		slot_release(&ch->slot[seq & (CH_SLOTS - 1)]);
+	ch->snd_una = ch->snd_sent = ch->snd_nxt;
+	if (!ch->dead) {
+		ch->dead = true;
+		ctx->st.peers_dead++;
+		AM_LOG(WARNING, "node %u ctx %u: peer %u.%u not answering, failing its operations",
+		       ctx->node->conf.node_id, ctx->idx, ch->peer_node, ch->peer_ctx);
+	}
+	op_fail_channel(ctx, ch, status);
+}
+
+static void
+chan_timer(struct amrma_ctx *ctx, struct channel *ch, uint64_t now)
+{
+	const struct amrma_node *node = ctx->node;
+	bool fired = false;
+	uint32_t seq;
+
+	if (ch->dead)
+		return;
+	for (seq = ch->snd_una; seq != ch->snd_sent; seq++) {
+		struct txslot *s = &ch->slot[seq & (CH_SLOTS - 1)];
+
+		/* frames sent while this poll ran are younger than `now` */
+		if (s->m != NULL && now > s->sent_tsc && now - s->sent_tsc >= ch->rto) {
+			if (!fired && ch->retries >= node->conf.max_retries) {
+				chan_fail(ctx, ch, -ETIMEDOUT);
+				return;
+			}
+			fired = true;
+			ctx->st.retransmits++;
+			transmit(ctx, s, now);
+		}
+	}
+	if (fired) {
+		ctx->st.timeouts++;
+		ch->retries++;
+		ch->rto = RTE_MIN(ch->rto * 2, node->rto_max_tsc);
+		return;
+	}
+	/* everything acknowledged but replies missing and the peer silent: it died after
+	 * taking our requests */
+	if (ch->ops != 0 && ch->snd_una == ch->snd_nxt && now > ch->last_rx &&
+	    now - ch->last_rx > node->dead_tsc)
+		chan_fail(ctx, ch, -ETIMEDOUT);
+}
+
+void
+chan_timers(struct amrma_ctx *ctx, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < ctx->nb_chan; i++) {
+		struct channel *ch = ctx->all[i];
+
+		if (ch->snd_una != ch->snd_sent || ch->ops != 0)
+			chan_timer(ctx, ch, now);
+	}
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Building frames into mbufs and handing them to the context's TX queue. */
+
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
+#include "am_priv.h"
+
+struct rte_mbuf *
+frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
+	    const struct amrma_wire_fields *f, const uint64_t *args, const void *payload)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
+	size_t len = amrma_wire_hdr_len(f->nargs) + f->payload_len;
+	char *p;
+
+	if (m == NULL)
+		return NULL;
+	p = rte_pktmbuf_append(m, len);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	/* sizes were checked by the caller against amrma_am_max_payload() */
+	amrma_wire_build(p, len, &ch->addr, f, args, payload, false);
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	m->l3_len = sizeof(struct rte_ipv4_hdr);
+	return m;
+}
+
+/*
+ * Set the fields only known at first transmission (seq, piggybacked ack) and the
+ * checksum. The mbuf is still exclusively ours here; after this it may be shared with
+ * the port or, on net_ring, with the receiver, so it is never written again.
+ */
+void
+frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, uint32_t seq)
+{
+	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+	struct amrma_wire_hdr *h = amrma_wire_hdr_of(frame);
+	struct rte_ipv4_hdr *ip = (void *)(frame + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
+
+	h->seq = rte_cpu_to_be_32(seq);
+	h->flags |= AMRMA_WIRE_F_ACK_VALID;
+	h->ack = rte_cpu_to_be_32(ch->rcv_next);
+	h->sack = rte_cpu_to_be_32((uint32_t)ch->rcv_mask);
+	ch->ack_pending = 0;
+	ch->ack_now = false;
+
+	if (ctx->dev->tx_csum_offload) {
+		ip->hdr_checksum = 0;
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
+			       RTE_MBUF_F_TX_UDP_CKSUM;
+		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+	} else if (m->nb_segs == 1) {
+		amrma_wire_udp_csum_set(frame, rte_pktmbuf_data_len(m));
+	} else {
+		udp->dgram_cksum = 0;
+		udp->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip,
+			sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
+	}
+}
+
+void
+ctx_tx_flush(struct amrma_ctx *ctx)
+{
+	uint16_t n = ctx->nb_tx, sent;
+
+	if (n == 0)
+		return;
+	sent = amrma_net_tx(ctx->dev, ctx->idx, ctx->tx, n);
+	ctx->st.tx_frames += sent;
+	if (unlikely(sent < n)) {
+		/* sequenced frames are still held by their channel: the timer resends them */
+		ctx->st.tx_drops += n - sent;
+		rte_pktmbuf_free_bulk(ctx->tx + sent, n - sent);
+	}
+	ctx->nb_tx = 0;
+}
+
+void
+ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
+{
+	ctx->st.tx_bytes += m->pkt_len;
+	ctx->tx[ctx->nb_tx++] = m;
+	if (ctx->nb_tx == TX_BUF)
+		ctx_tx_flush(ctx);
+}

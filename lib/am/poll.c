@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Progress: the poll loop, idle back-off, rte_service glue, counters. */
+
+#include <sched.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_service_component.h>
+
+#include "am_priv.h"
+
+int
+amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
+{
+	struct rte_mbuf *pkts[RX_BURST];
+	unsigned int n, i, work = ctx->nb_tx;
+	uint64_t now;
+
+	/* requests issued since the last poll leave first */
+	ctx_tx_flush(ctx);
+	n = amrma_net_rx(ctx->dev, ctx->idx, pkts, (uint16_t)RTE_MIN(budget, RX_BURST));
+	now = rte_rdtsc();
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		am_rx_frame(ctx, pkts[i], now, false);
+	}
+	work += n;
+	/* frames other contexts received for us were validated there */
+	if (unlikely(!rte_ring_empty(ctx->steer))) {
+		n = rte_ring_sc_dequeue_burst(ctx->steer, (void **)pkts, RX_BURST, NULL);
+		for (i = 0; i < n; i++)
+			am_rx_frame(ctx, pkts[i], now, true);
+	}
+	work += n;
+	if (ctx->nb_ack != 0)
+		chan_send_acks(ctx, now, false);
+	if (now >= ctx->next_tick) {
+		ctx->next_tick = now + ctx->node->tick_tsc;
+		chan_timers(ctx, now);
+	}
+	work += ctx->nb_tx;
+	ctx_tx_flush(ctx);
+	return (int)work;
+}
+
+int
+amrma_node_poll(struct amrma_node *node, unsigned int budget)
+{
+	int work = 0;
+	uint16_t i;
+
+	for (i = 0; i < node->conf.nb_ctx; i++)
+		work += amrma_ctx_poll(&node->ctx[i], budget);
+	return work;
+}
+
+void
+amrma_idle_step(struct amrma_idle *idle, int work)
+{
+	if (work > 0) {
+		idle->empty = 0;
+		return;
+	}
+	if (++idle->empty <= idle->spin)
+		return;
+	if (idle->empty <= 2 * idle->spin || idle->sleep_us == 0)
+		sched_yield();
+	else
+		usleep(idle->sleep_us);
+}
+
+static int32_t
+service_run(void *arg)
+{
+	amrma_node_poll(arg, RX_BURST);
+	return 0;
+}
+
+int
+amrma_node_service_register(struct amrma_node *node, uint32_t *service_id)
+{
+	struct rte_service_spec spec = { 0 };
+	int ret;
+
+	snprintf(spec.name, sizeof(spec.name), "amrma_node_%u", node->conf.node_id);
+	spec.callback = service_run;
+	spec.callback_userdata = node;
+	spec.socket_id = node->dev->socket_id;
+	ret = rte_service_component_register(&spec, &node->service_id);
+	if (ret != 0)
+		return ret;
+	node->has_service = true;
+	rte_service_component_runstate_set(node->service_id, 1);
+	if (service_id != NULL)
+		*service_id = node->service_id;
+	return 0;
+}
+
+void
+amrma_ctx_stats_get(const struct amrma_ctx *ctx, struct amrma_am_stats *out)
+{
+	*out = ctx->st;
+}
+
+void
+amrma_node_stats_get(const struct amrma_node *node, struct amrma_am_stats *out)
+{
+	const size_t n = sizeof(*out) / sizeof(uint64_t);
+	uint64_t *dst = (uint64_t *)out;
+	uint16_t i;
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < node->conf.nb_ctx; i++) {
+		const uint64_t *src = (const uint64_t *)&node->ctx[i].st;
+
+		for (k = 0; k < n; k++)
+			dst[k] += src[k];
+	}
+}
+
+void
+amrma_am_stats_foreach(const struct amrma_am_stats *s,
+		       void (*fn)(const char *name, uint64_t value, void *arg), void *arg)
+{
+#define F(x) fn(#x, s->x, arg)
+	char name[64];
+	int i;
+
+	F(rx_frames); F(tx_frames); F(rx_bytes); F(tx_bytes);
+	for (i = 1; i < AMRMA_WIRE_ERR__MAX; i++) {
+		snprintf(name, sizeof(name), "rx_rejected_%s", amrma_wire_err_name(i));
+		fn(name, s->rx_rejected[i], arg);
+	}
+	F(unknown_peer); F(unknown_handler); F(bad_token); F(bad_ack); F(duplicates);
+	F(out_of_window); F(no_reply_room); F(redirected); F(redirect_drops);
+	F(requests_handled); F(replies_handled); F(auto_replies); F(rule_violations);
+	F(retransmits); F(timeouts); F(acks_sent); F(tx_drops); F(ops_completed);
+	F(ops_failed); F(peers_dead);
+#undef F
+}

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "harness.h"
+
+static bool eal_done;
+static unsigned int h_seq;
+
+void
+h_eal_init(const char *prefix)
+{
+	char pfx[64];
+	char *argv[] = { "test", "--no-huge", "--no-pci", "--no-shconf", "-m", "1024",
+			 "--file-prefix", pfx, "--log-level", "lib.eal:error",
+			 "--log-level", "lib.amrma.*:error", "-l", "0", NULL };
+
+	if (eal_done)
+		return;
+	snprintf(pfx, sizeof(pfx), "%s_%d", prefix, (int)getpid());
+	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0) {
+		fprintf(stderr, "rte_eal_init failed\n");
+		exit(1);
+	}
+	eal_done = true;
+}
+
+void
+h_conf(struct amrma_node_conf *c)
+{
+	amrma_node_conf_defaults(c);
+	c->rto_us = 1000;
+	c->rto_max_us = 8000;
+	c->max_retries = 12;
+	c->nb_mbufs = 4095;
+}
+
+static uint64_t
+rng_next(uint64_t *s)
+{
+	/* xorshift64*: small, seeded, good enough to pick faults */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(2685821657736338717);
+}
+
+static bool
+chance(struct h_fault *f, uint32_t pct)
+{
+	return pct != 0 && rng_next(&f->rng) % 100 < pct;
+}
+
+static uint16_t
+fault_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
+	 uint16_t max, void *arg)
+{
+	struct h_fault *f = arg;
+	struct rte_mbuf *out[64];
+	uint16_t i, k = 0;
+
+	RTE_SET_USED(port);
+	RTE_SET_USED(queue);
+	if (f->held != NULL && k < RTE_DIM(out)) {
+		out[k++] = f->held;
+		f->held = NULL;
+	}
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (f->blackhole || chance(f, f->drop_pct)) {
+			f->dropped++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (chance(f, f->corrupt_pct)) {
+			/* the frame may be shared with the sender's retransmit copy: copy it */
+			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+			rte_pktmbuf_free(m);
+			if (c == NULL)
+				continue;
+			uint32_t off = (uint32_t)(rng_next(&f->rng) % rte_pktmbuf_data_len(c));
+			rte_pktmbuf_mtod(c, uint8_t *)[off] ^= (uint8_t)(1u << (rng_next(&f->rng) % 8));
+			m = c;
+			f->corrupted++;
+		}
+		if (f->held == NULL && chance(f, f->reorder_pct)) {
+			f->held = m;
+			f->reordered++;
+			continue;
+		}
+		if (k < RTE_DIM(out))
+			out[k++] = m;
+		else
+			rte_pktmbuf_free(m);
+		if (chance(f, f->dup_pct) && k < RTE_DIM(out)) {
+			rte_mbuf_refcnt_update(m, 1);
+			out[k++] = m;
+			f->duplicated++;
+		}
+	}
+	if (k > max) {
+		rte_pktmbuf_free_bulk(out + max, k - max);
+		k = max;
+	}
+	memcpy(pkts, out, k * sizeof(*pkts));
+	return k;
+}
+
+int
+h_create(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
+	 const struct amrma_node_conf *conf)
+{
+	unsigned int i, j, q;
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	h->nb_nodes = nb_nodes;
+	h->nb_q = nb_q;
+	h_seq++;
+	{
+		char name[64];
+
+		snprintf(name, sizeof(name), "h%u_pool", h_seq);
+		h->pool = rte_pktmbuf_pool_create(name, 16383, 0, 0,
+						  RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+		if (h->pool == NULL)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nb_nodes; i++) {
+		struct h_node *hn = &h->n[i];
+		struct amrma_node_conf c;
+		char name[64];
+
+		for (q = 0; q < nb_q; q++) {
+			snprintf(name, sizeof(name), "h%u_rx%u_%u", h_seq, i, q);
+			hn->rx[q] = rte_ring_create(name, 2048, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+			snprintf(name, sizeof(name), "h%u_tx%u_%u", h_seq, i, q);
+			hn->tx[q] = rte_ring_create(name, 2048, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (hn->rx[q] == NULL || hn->tx[q] == NULL)
+				return -ENOMEM;
+		}
+		snprintf(name, sizeof(name), "net_ring_h%u_%u", h_seq, i);
+		ret = rte_eth_from_rings(name, hn->rx, nb_q, hn->tx, nb_q, 0);
+		if (ret < 0)
+			return ret;
+		hn->port = (uint16_t)ret;
+		{
+			struct rte_ether_addr mac = {
+				.addr_bytes = { 0x02, 0, 0, 0, (uint8_t)h_seq, (uint8_t)(i + 1) } };
+
+			/* net_ring may not implement it: then we use the MAC it has */
+			rte_eth_dev_default_mac_addr_set(hn->port, &mac);
+		}
+		ret = amrma_net_port_setup(hn->port, (uint16_t)nb_q, 1024, 0, h->pool);
+		if (ret != 0)
+			return ret;
+		ret = amrma_net_ethdev_open(&hn->dev, hn->port, (uint16_t)nb_q);
+		if (ret != 0)
+			return ret;
+		/* 198.18.0.0/15: the benchmarking range, never routed anywhere */
+		hn->ip = rte_cpu_to_be_32(RTE_IPV4(198, 18, 0, i + 1));
+		if (conf != NULL)
+			c = *conf;
+		else
+			h_conf(&c);
+		c.node_id = (uint16_t)i;
+		c.nb_ctx = (uint16_t)nb_q;
+		c.ip = hn->ip;
+		c.dev = &hn->dev;
+		c.pool = h->pool;
+		ret = amrma_node_create(&c, &hn->node);
+		if (ret != 0)
+			return ret;
+	}
+	for (i = 0; i < nb_nodes; i++)
+		for (j = 0; j < nb_nodes; j++)
+			if (i != j) {
+				ret = amrma_node_add_peer(h->n[i].node, (uint16_t)j, &h->n[j].dev.mac,
+							  h->n[j].ip, (uint16_t)nb_q);
+				if (ret != 0)
+					return ret;
+			}
+	return 0;
+}
+
+void
+h_faults(struct harness *h, unsigned int i, uint32_t drop, uint32_t dup,
+	 uint32_t reorder, uint32_t corrupt, uint64_t seed)
+{
+	struct h_node *hn = &h->n[i];
+	unsigned int q;
+
+	hn->fault.drop_pct = drop;
+	hn->fault.dup_pct = dup;
+	hn->fault.reorder_pct = reorder;
+	hn->fault.corrupt_pct = corrupt;
+	hn->fault.rng = seed | 1;
+	for (q = 0; q < h->nb_q; q++)
+		rte_eth_add_rx_callback(hn->port, (uint16_t)q, fault_rx, &hn->fault);
+}
+
+static int
+h_switch(struct harness *h)
+{
+	struct rte_mbuf *pkts[64];
+	unsigned int i, q, k, work = 0;
+
+	for (i = 0; i < h->nb_nodes; i++)
+		for (q = 0; q < h->nb_q; q++) {
+			unsigned int n = rte_ring_sc_dequeue_burst(h->n[i].tx[q], (void **)pkts,
+								   RTE_DIM(pkts), NULL);
+
+			work += n;
+			for (k = 0; k < n; k++) {
+				const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(pkts[k],
+					const struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+				unsigned int j;
+
+				for (j = 0; j < h->nb_nodes; j++)
+					if (rte_pktmbuf_data_len(pkts[k]) >= 34 &&
+					    ip->dst_addr == h->n[j].ip)
+						break;
+				/* net_ring keeps the queue a frame was sent on */
+				if (j == h->nb_nodes ||
+				    rte_ring_sp_enqueue(h->n[j].rx[q], pkts[k]) != 0)
+					rte_pktmbuf_free(pkts[k]);
+			}
+		}
+	return (int)work;
+}
+
+int
+h_step(struct harness *h)
+{
+	int work = h_switch(h);
+	unsigned int i;
+
+	for (i = 0; i < h->nb_nodes; i++) {
+		if (h->n[i].frozen) {
+			/* a hung process: frames to it pile up and are lost */
+			unsigned int q;
+			struct rte_mbuf *m;
+
+			for (q = 0; q < h->nb_q; q++)
+				while (rte_ring_sc_dequeue(h->n[i].rx[q], (void **)&m) == 0)
+					rte_pktmbuf_free(m);
+			continue;
+		}
+		work += amrma_node_poll(h->n[i].node, 32);
+	}
+	return work;
+}
+
+bool
+h_run_until(struct harness *h, bool (*cond)(void *), void *arg, unsigned int timeout_ms)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * timeout_ms;
+
+	while (!cond(arg)) {
+		if (rte_get_tsc_cycles() > end)
+			return false;
+		h_step(h);
+	}
+	return true;
+}
+
+void
+h_run_for(struct harness *h, unsigned int ms)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * ms;
+
+	while (rte_get_tsc_cycles() < end)
+		h_step(h);
+}
+
+static void
+drain(struct rte_ring *r)
+{
+	struct rte_mbuf *m;
+
+	while (r != NULL && rte_ring_dequeue(r, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+}
+
+unsigned int
+h_mbufs_in_use(const struct harness *h)
+{
+	return rte_mempool_in_use_count(h->pool);
+}
+
+void
+h_destroy(struct harness *h)
+{
+	unsigned int i, q;
+
+	for (i = 0; i < h->nb_nodes; i++) {
+		struct h_node *hn = &h->n[i];
+
+		if (hn->fault.held != NULL)
+			rte_pktmbuf_free(hn->fault.held);
+		hn->fault.held = NULL;
+		for (q = 0; q < h->nb_q; q++) {
+			drain(hn->rx[q]);
+			drain(hn->tx[q]);
+		}
+		amrma_node_destroy(hn->node);
+	}
+	for (i = 0; i < h->nb_nodes; i++) {
+		struct h_node *hn = &h->n[i];
+
+		rte_eth_dev_stop(hn->port);
+		rte_eth_dev_close(hn->port);
+		for (q = 0; q < h->nb_q; q++) {
+			drain(hn->rx[q]);
+			drain(hn->tx[q]);
+			rte_ring_free(hn->rx[q]);
+			rte_ring_free(hn->tx[q]);
+		}
+	}
+	rte_mempool_free(h->pool);
+	memset(h, 0, sizeof(*h));
+}

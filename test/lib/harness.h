@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Test harness: N amrma nodes in one process, each on its own net_ring port, joined by a
+ * software switch that forwards by destination IPv4 address, with seeded fault injection
+ * (drop, duplicate, reorder, corrupt) in RX callbacks of the ring ports. One thread drives
+ * everything, so runs are deterministic up to timer expiry.
+ */
+#ifndef AMRMA_TEST_HARNESS_H
+#define AMRMA_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+#include "amrma_am.h"
+
+#define H_MAX_NODES 4
+#define H_MAX_Q 4
+
+struct h_fault {
+	uint32_t drop_pct;
+	uint32_t dup_pct;
+	uint32_t reorder_pct;
+	uint32_t corrupt_pct;
+	bool blackhole;		/* drop everything (a dead node) */
+	uint64_t rng;
+	/* what was done */
+	uint64_t dropped, duplicated, reordered, corrupted;
+	struct rte_mbuf *held;	/* reordered frame, released on a later burst */
+};
+
+struct h_node {
+	uint16_t port;
+	struct amrma_net_dev dev;
+	struct amrma_node *node;
+	struct rte_ring *rx[H_MAX_Q];
+	struct rte_ring *tx[H_MAX_Q];
+	struct h_fault fault;
+	rte_be32_t ip;
+	bool frozen;		/* not polled: simulates a hung or dead process */
+};
+
+struct harness {
+	struct rte_mempool *pool;	/* shared by all nodes, freed last */
+	unsigned int nb_nodes;
+	unsigned int nb_q;
+	struct h_node n[H_MAX_NODES];
+};
+
+/** rte_eal_init once per process with test-friendly arguments (no hugepages). */
+void h_eal_init(const char *prefix);
+
+/** Set conf defaults used by tests (small timers so loss recovers quickly). */
+void h_conf(struct amrma_node_conf *c);
+
+/** Create nb_nodes nodes with nb_q contexts each, all peers of each other. conf may be NULL. */
+int h_create(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
+	     const struct amrma_node_conf *conf);
+void h_destroy(struct harness *h);
+
+/** mbufs of the shared pool not in the pool (0 once everything was freed). */
+unsigned int h_mbufs_in_use(const struct harness *h);
+
+/** Install seeded fault injection on node i's RX path. */
+void h_faults(struct harness *h, unsigned int i, uint32_t drop, uint32_t dup,
+	      uint32_t reorder, uint32_t corrupt, uint64_t seed);
+
+/** Move frames between ports, then poll every node that is not frozen. Returns work. */
+int h_step(struct harness *h);
+
+/** Step until cond(arg) is true or timeout_ms passes; returns true if cond held. */
+bool h_run_until(struct harness *h, bool (*cond)(void *), void *arg, unsigned int timeout_ms);
+
+/** Step for ms milliseconds. */
+void h_run_for(struct harness *h, unsigned int ms);
+
+static inline struct amrma_ctx *
+h_ctx(struct harness *h, unsigned int node, unsigned int q)
+{
+	return amrma_node_ctx(h->n[node].node, (uint16_t)q);
+}
+
+#endif

@@ -65,6 +65,8 @@ struct amrma_wire_hdr {
 	rte_be32_t token;
 	rte_be16_t payload_len;
 	rte_be16_t status;
+	rte_be32_t src_epoch;
+	rte_be32_t dst_epoch;
 } __rte_packed;
 
 /** Total header bytes in front of the arguments. */
@@ -123,6 +125,8 @@ struct amrma_wire_view {
 	uint32_t ack;
 	uint32_t sack;
 	uint32_t token;
+	uint32_t src_epoch;
+	uint32_t dst_epoch;
 	const uint8_t *args;		/**< nargs big-endian 64-bit words, unaligned */
 	const uint8_t *payload;		/**< payload_len bytes */
 };
@@ -179,6 +183,8 @@ struct amrma_wire_fields {
 	uint32_t ack;
 	uint32_t sack;
 	uint32_t token;
+	uint32_t src_epoch;	/**< sender's incarnation */
+	uint32_t dst_epoch;	/**< receiver's incarnation as the sender knows it; 0 unknown */
 };
 
 /**

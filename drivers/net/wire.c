@@ -58,9 +58,10 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 	    (ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
 		return AMRMA_WIRE_ERR_BAD_IP_HDR;
 	ip_len = rte_be_to_cpu_16(ip->total_length);
-	if (ip_len < sizeof(*ip) + sizeof(*udp) + sizeof(*h) ||
-	    ip_len > frame_len - sizeof(*eth))
+	if (ip_len < sizeof(*ip) + sizeof(*udp) + sizeof(*h))
 		return AMRMA_WIRE_ERR_BAD_IP_LEN;
+	if (ip_len > frame_len - sizeof(*eth))
+		return AMRMA_WIRE_ERR_TRUNCATED;	/* the datagram was cut short */
 	/* the complemented sum over a correct header, checksum included, is 0 */
 	if (!rx->skip_csum && rte_ipv4_cksum(ip) != 0)
 		return AMRMA_WIRE_ERR_BAD_IP_CSUM;
@@ -128,6 +129,8 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 	v->ack = rte_be_to_cpu_32(h->ack);
 	v->sack = rte_be_to_cpu_32(h->sack);
 	v->token = rte_be_to_cpu_32(h->token);
+	v->src_epoch = rte_be_to_cpu_32(h->src_epoch);
+	v->dst_epoch = rte_be_to_cpu_32(h->dst_epoch);
 	v->args = (const uint8_t *)(h + 1);
 	v->payload = v->args + 8u * v->nargs;
 	return AMRMA_WIRE_OK;
@@ -201,6 +204,8 @@ amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
 	h->token = rte_cpu_to_be_32(f->token);
 	h->payload_len = rte_cpu_to_be_16(f->payload_len);
 	h->status = rte_cpu_to_be_16((uint16_t)f->status);
+	h->src_epoch = rte_cpu_to_be_32(f->src_epoch);
+	h->dst_epoch = rte_cpu_to_be_32(f->dst_epoch);
 	for (i = 0; i < f->nargs; i++) {
 		uint64_t be = rte_cpu_to_be_64(args[i]);
 

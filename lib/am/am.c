@@ -287,6 +287,23 @@ parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
 	return AMRMA_WIRE_OK;
 }
 
+/* A node restarts as a whole: reset every channel of ours to any of its contexts. */
+static void
+peer_restarted(struct amrma_ctx *ctx, uint16_t node, uint32_t epoch)
+{
+	uint8_t k;
+
+	for (k = 0; k < ctx->peer_nb_ctx[node]; k++) {
+		struct channel *c = ctx_channel(ctx, node, k);
+
+		if (c->peer_epoch != 0 && c->peer_epoch != epoch)
+			chan_reset(ctx, c, epoch);
+		else
+			c->peer_epoch = epoch;
+	}
+	ctx->st.peer_restarts++;
+}
+
 void
 am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected)
 {
@@ -319,6 +336,24 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	if (unlikely(ch == NULL)) {
 		ctx->st.unknown_peer++;
 		goto out;
+	}
+	if (unlikely(v.src_epoch != ch->peer_epoch || v.dst_epoch != ctx->node->epoch)) {
+		if (ch->peer_epoch != 0 && (int32_t)(v.src_epoch - ch->peer_epoch) < 0) {
+			ctx->st.stale_epoch++;	/* from an earlier life of the peer */
+			goto out;
+		}
+		if (ch->peer_epoch == 0)
+			ch->peer_epoch = v.src_epoch;	/* first contact */
+		else if (v.src_epoch != ch->peer_epoch)
+			peer_restarted(ctx, v.src_node, v.src_epoch);
+		if (v.dst_epoch != 0 && v.dst_epoch != ctx->node->epoch) {
+			/* meant for our previous life: an ACK with our epoch makes the sender
+			 * reset its channel instead of retrying into the void */
+			ctx->st.stale_epoch++;
+			ch->ack_now = true;
+			chan_ack_later(ctx, ch, now);
+			goto out;
+		}
 	}
 	if (unlikely(ch->dead))
 		goto out;

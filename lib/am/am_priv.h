@@ -47,6 +47,7 @@ struct channel {
 	uint64_t rcv_mask;	/* bit i: seq rcv_next + 1 + i received */
 	uint64_t ack_due;
 	uint64_t last_rx;
+	uint32_t peer_epoch;	/* peer's incarnation, 0 until first contact */
 	struct amrma_wire_addr addr;
 	uint16_t peer_node;
 	uint8_t peer_ctx;
@@ -109,6 +110,7 @@ struct amrma_node {
 	struct amrma_net_dev *dev;
 	struct rte_mempool *pool;
 	bool own_pool;
+	uint32_t epoch;		/* our incarnation, carried in every frame */
 	uint64_t hz;
 	uint64_t rto_tsc;
 	uint64_t rto_max_tsc;
@@ -133,6 +135,7 @@ void chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now);
 void chan_timers(struct amrma_ctx *ctx, uint64_t now);
 void chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all);
 void chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status);
+void chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch);
 static inline uint32_t chan_queued(const struct channel *ch)
 {
 	return ch->snd_nxt - ch->snd_una;

@@ -22,7 +22,9 @@
  * Delivery is reliable and exactly-once per request: per-channel sequence numbers,
  * cumulative + selective acks, retransmission of the held mbufs with exponential back-off.
  * A peer that stops answering makes its operations complete with -ETIMEDOUT after the
- * retry budget, and later requests to it fail with -ENOTCONN.
+ * retry budget, and later requests to it fail with -ENOTCONN. A peer that restarts (new
+ * incarnation) resets its channels: operations in flight complete with -ECONNRESET and
+ * the channel works again.
  *
  * Threading: all calls naming a context run on the lcore that polls it. Register handlers
  * and add peers before polling starts.
@@ -195,6 +197,8 @@ struct amrma_am_stats {
 	uint64_t ops_completed;
 	uint64_t ops_failed;
 	uint64_t peers_dead;
+	uint64_t peer_restarts;		/**< newer incarnation seen: channel reset */
+	uint64_t stale_epoch;		/**< frames of or for an older incarnation */
 };
 
 /** Copy ctx's counters into out. */
@@ -207,7 +211,7 @@ void amrma_am_stats_foreach(const struct amrma_am_stats *stats,
 
 /**
  * Idle back-off for busy-polling loops on shared CPUs: after `spin` empty polls yield the
- * CPU, after 2 * spin sleep sleep_us microseconds per empty poll.
+ * CPU, after 2 * spin sleep sleep_us microseconds per empty poll. spin 0 never backs off.
  */
 struct amrma_idle {
 	uint32_t spin;

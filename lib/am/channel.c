@@ -231,13 +231,31 @@ chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status)
 	for (seq = ch->snd_una; seq != ch->snd_nxt; seq++)
 		slot_release(&ch->slot[seq & (CH_SLOTS - 1)]);
 	ch->snd_una = ch->snd_sent = ch->snd_nxt;
-	if (!ch->dead) {
+	if (!ch->dead && status == -ETIMEDOUT) {
 		ch->dead = true;
 		ctx->st.peers_dead++;
 		AM_LOG(WARNING, "node %u ctx %u: peer %u.%u not answering, failing its operations",
 		       ctx->node->conf.node_id, ctx->idx, ch->peer_node, ch->peer_ctx);
 	}
+	ch->dead = true;
 	op_fail_channel(ctx, ch, status);
+}
+
+/* The peer restarted: forget both sequence spaces and start over with its new life. */
+void
+chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
+{
+	chan_fail(ctx, ch, -ECONNRESET);
+	ch->dead = false;
+	ch->snd_una = ch->snd_sent = ch->snd_nxt = 0;
+	ch->rcv_next = 0;
+	ch->rcv_mask = 0;
+	ch->ack_pending = 0;
+	ch->ack_now = false;
+	ch->retries = 0;
+	ch->srtt = ch->rttvar = 0;
+	ch->rto = ctx->node->rto_tsc;
+	ch->peer_epoch = peer_epoch;
 }
 
 static void

@@ -10,6 +10,7 @@ struct rte_mbuf *
 frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 	    const struct amrma_wire_fields *f, const uint64_t *args, const void *payload)
 {
+	struct amrma_wire_fields fe = *f;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
 	size_t len = amrma_wire_hdr_len(f->nargs) + f->payload_len;
 	char *p;
@@ -22,7 +23,9 @@ frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 		return NULL;
 	}
 	/* sizes were checked by the caller against amrma_am_max_payload() */
-	amrma_wire_build(p, len, &ch->addr, f, args, payload, false);
+	fe.src_epoch = ctx->node->epoch;
+	fe.dst_epoch = ch->peer_epoch;
+	amrma_wire_build(p, len, &ch->addr, &fe, args, payload, false);
 	m->l2_len = sizeof(struct rte_ether_hdr);
 	m->l3_len = sizeof(struct rte_ipv4_hdr);
 	return m;

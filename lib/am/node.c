@@ -2,6 +2,7 @@
 /* Nodes, contexts, peers and the handler table. */
 
 #include <stdio.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -35,6 +36,25 @@ static uint64_t
 us_to_tsc(uint64_t hz, uint64_t us)
 {
 	return hz / 1000000 * us + (hz % 1000000) * us / 1000000;
+}
+
+/* Wall-clock milliseconds: a restarted node gets a larger epoch (serial arithmetic). */
+static uint32_t
+new_epoch(void)
+{
+	static uint32_t last;
+	struct timespec ts;
+	uint32_t e;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e = (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+	/* several nodes created in one process within a millisecond stay distinct */
+	if ((int32_t)(e - last) <= 0)
+		e = last + 1;
+	if (e == 0)
+		e = 1;
+	last = e;
+	return e;
 }
 
 static int
@@ -117,6 +137,7 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 		return -ENOMEM;
 	node->conf = *c;
 	node->dev = c->dev;
+	node->epoch = new_epoch();
 	node->hz = rte_get_tsc_hz();
 	node->rto_tsc = us_to_tsc(node->hz, c->rto_us);
 	node->rto_max_tsc = us_to_tsc(node->hz, c->rto_max_us);

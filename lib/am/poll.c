@@ -59,7 +59,7 @@ amrma_node_poll(struct amrma_node *node, unsigned int budget)
 void
 amrma_idle_step(struct amrma_idle *idle, int work)
 {
-	if (work > 0) {
+	if (work > 0 || idle->spin == 0) {	/* spin 0: pure busy polling */
 		idle->empty = 0;
 		return;
 	}
@@ -138,6 +138,6 @@ amrma_am_stats_foreach(const struct amrma_am_stats *s,
 	F(out_of_window); F(no_reply_room); F(redirected); F(redirect_drops);
 	F(requests_handled); F(replies_handled); F(auto_replies); F(rule_violations);
 	F(retransmits); F(timeouts); F(acks_sent); F(tx_drops); F(ops_completed);
-	F(ops_failed); F(peers_dead);
+	F(ops_failed); F(peers_dead); F(peer_restarts); F(stale_epoch);
 #undef F
 }

@@ -114,6 +114,13 @@ all_done(void *arg)
 	return L.done_total >= ((struct target *)arg)->n;
 }
 
+static void
+print_stat(const char *name, uint64_t v, void *arg)
+{
+	if (v != 0)
+		printf("node %u %s %" PRIu64 "\n", *(unsigned int *)arg, name, v);
+}
+
 /*
  * Every context of every node sends `per_pair` requests to every remote context,
  * keeping as many outstanding as the library takes. Returns requests issued.
@@ -158,6 +165,12 @@ run_load(struct harness *h, uint32_t per_pair, unsigned int timeout_ms)
 								       (void *)(uintptr_t)id);
 						if (ret == -EAGAIN)
 							continue;
+						if (ret != 0) {
+							struct amrma_am_stats st;
+
+							amrma_node_stats_get(h->n[a].node, &st);
+							amrma_am_stats_foreach(&st, print_stat, &a);
+						}
 						assert_int_equal(ret, 0);
 						sent[pair]++;
 						issued++;
@@ -176,8 +189,9 @@ check_exactly_once(uint32_t n)
 {
 	uint32_t i;
 
-	assert_int_equal(L.done_total, n);
-	assert_int_equal(L.done_ok, n);
+	if (L.done_total != n || L.done_ok != n)
+		fail_msg("%u requests: %u done, %u ok, %u failed (last error %d)", n,
+			 L.done_total, L.done_ok, L.done_err, L.last_err);
 	assert_int_equal(L.bad_data, 0);
 	for (i = 0; i < n; i++) {
 		if (L.handled[i] != 1 || L.replied[i] != 1)
@@ -193,13 +207,6 @@ quiesce_and_destroy(struct harness *h)
 	h_run_for(h, 20);
 	assert_int_equal(h_mbufs_in_use(h), 0);
 	h_destroy(h);
-}
-
-static void
-print_stat(const char *name, uint64_t v, void *arg)
-{
-	if (v != 0)
-		printf("node %u %s %" PRIu64 "\n", *(unsigned int *)arg, name, v);
 }
 
 static void
@@ -562,6 +569,58 @@ test_backpressure(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/* A peer process restarts: the survivor resets the channel and both work again. */
+static void
+test_peer_restart(void **state)
+{
+	struct harness h;
+	struct amrma_am_stats st;
+	uint32_t n;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h, 2, 2, NULL), 0);
+	register_all(&h);
+	n = run_load(&h, 100, 20000);
+	check_exactly_once(n);
+	/* node 1 dies with requests of its own in flight, then comes back */
+	{
+		struct amrma_ep ep = { .node = 0, .ctx = 1 };
+		uint64_t a[2] = { 0, 0 };
+
+		assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), ep, H_ECHO, a, 2, NULL, 0,
+						  load_done, NULL), 0);
+		amrma_node_poll(h.n[1].node, 32);
+	}
+	assert_int_equal(h_restart_node(&h, 1), 0);
+	register_all(&h);
+	/* node 0 only knows the old life: its requests are answered by a reset, not lost */
+	{
+		struct amrma_ep ep = { .node = 1, .ctx = 0 };
+		struct target t = { .n = 10 };
+		uint64_t a[2] = { 0, 0 }, t0 = rte_get_tsc_cycles();
+		unsigned int i;
+
+		memset(&L, 0, sizeof(L));
+		for (i = 0; i < 10; i++) {
+			/* from both contexts: each learns the new life on its own */
+			ep.ctx = (uint8_t)(i % 2);
+			assert_int_equal(amrma_am_request(h_ctx(&h, 0, i / 5), ep, H_ECHO, a, 2,
+							  NULL, 0, load_done, NULL), 0);
+		}
+		assert_true(h_run_until(&h, all_done, &t, 2000));
+		assert_int_equal(L.done_err, 10);
+		assert_int_equal(L.last_err, -ECONNRESET);
+		/* well before the retransmit budget would have run out */
+		assert_true((rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz() < 50);
+	}
+	n = run_load(&h, 100, 20000);
+	check_exactly_once(n);
+	amrma_node_stats_get(h.n[0].node, &st);
+	assert_int_equal(st.peer_restarts, 2);	/* once per context of node 0 */
+	assert_int_equal(st.peers_dead, 0);
+	quiesce_and_destroy(&h);
+}
+
 int
 main(void)
 {
@@ -573,6 +632,7 @@ main(void)
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_peer_dies_after_ack),
+		cmocka_unit_test(test_peer_restart),
 	};
 
 	h_eal_init("amrma_test_am");

@@ -39,8 +39,10 @@ void
 h_conf(struct amrma_node_conf *c)
 {
 	amrma_node_conf_defaults(c);
+	/* small first timeout so loss recovers fast, a generous budget so a busy shared
+	 * machine stalling this thread never looks like a dead peer */
 	c->rto_us = 1000;
-	c->rto_max_us = 8000;
+	c->rto_max_us = 32000;
 	c->max_retries = 12;
 	c->nb_mbufs = 4095;
 }
@@ -118,6 +120,19 @@ fault_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
 	return k;
 }
 
+static int
+node_make(struct harness *h, unsigned int i)
+{
+	struct amrma_node_conf c = h->conf;
+
+	c.node_id = (uint16_t)i;
+	c.nb_ctx = (uint16_t)h->nb_q;
+	c.ip = h->n[i].ip;
+	c.dev = &h->n[i].dev;
+	c.pool = h->pool;
+	return amrma_node_create(&c, &h->n[i].node);
+}
+
 int
 h_create(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
 	 const struct amrma_node_conf *conf)
@@ -175,12 +190,8 @@ h_create(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
 			c = *conf;
 		else
 			h_conf(&c);
-		c.node_id = (uint16_t)i;
-		c.nb_ctx = (uint16_t)nb_q;
-		c.ip = hn->ip;
-		c.dev = &hn->dev;
-		c.pool = h->pool;
-		ret = amrma_node_create(&c, &hn->node);
+		h->conf = c;
+		ret = node_make(h, i);
 		if (ret != 0)
 			return ret;
 	}
@@ -193,6 +204,21 @@ h_create(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
 					return ret;
 			}
 	return 0;
+}
+
+int
+h_restart_node(struct harness *h, unsigned int i)
+{
+	unsigned int j;
+	int ret;
+
+	amrma_node_destroy(h->n[i].node);
+	ret = node_make(h, i);
+	for (j = 0; ret == 0 && j < h->nb_nodes; j++)
+		if (j != i)
+			ret = amrma_node_add_peer(h->n[i].node, (uint16_t)j, &h->n[j].dev.mac,
+						  h->n[j].ip, (uint16_t)h->nb_q);
+	return ret;
 }
 
 void

@@ -45,6 +45,7 @@ struct harness {
 	struct rte_mempool *pool;	/* shared by all nodes, freed last */
 	unsigned int nb_nodes;
 	unsigned int nb_q;
+	struct amrma_node_conf conf;	/* template for every node */
 	struct h_node n[H_MAX_NODES];
 };
 
@@ -61,6 +62,9 @@ void h_destroy(struct harness *h);
 
 /** mbufs of the shared pool not in the pool (0 once everything was freed). */
 unsigned int h_mbufs_in_use(const struct harness *h);
+
+/** Destroy node i's amrma node and create a new one on the same port (a process restart). */
+int h_restart_node(struct harness *h, unsigned int i);
 
 /** Install seeded fault injection on node i's RX path. */
 void h_faults(struct harness *h, unsigned int i, uint32_t drop, uint32_t dup,

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared pieces of the amrma applications: port bring-up, workloads, telemetry. */
+#ifndef AMRMA_APP_H
+#define AMRMA_APP_H
+
+#include <signal.h>
+
+#include "amrma_am.h"
+#include "app_config.h"
+
+/* handler indices used by the built-in workloads (same on every node) */
+enum {
+	APP_H_ECHO = 1,		/* request: reply with the payload and its checksum */
+	APP_H_ECHO_REPLY = 2,	/* reply: verify checksum */
+	APP_H_SINK = 3,		/* request: count, reply empty */
+};
+
+struct app {
+	struct app_config cfg;
+	uint16_t port_id;
+	struct amrma_net_dev dev;
+	struct rte_mempool *pool;
+	struct amrma_node *node;
+};
+
+extern volatile sig_atomic_t app_stop;
+
+/** Install SIGINT/SIGTERM handlers that set app_stop. */
+void app_signals(void);
+
+/** Find the port, set it up, wait for link, create the node and its peers. */
+int app_setup(struct app *a);
+void app_teardown(struct app *a);
+
+/** Register the echo/sink handlers. */
+void app_register_workloads(struct amrma_node *node);
+
+struct app_load_result {
+	uint64_t completed;
+	uint64_t verified;
+	uint64_t errors;
+	double seconds;
+	double rtt_median_us;
+	double rtt_p99_us;
+};
+
+/**
+ * Run count echo requests of size bytes with window in flight against dst from ctx
+ * (polling the whole node), verifying each reply. With window 1 each round trip is timed.
+ */
+int app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t count,
+		uint32_t window, uint32_t size, double progress_s,
+		struct app_load_result *res);
+
+/** Register /amrma/stats, /amrma/peers, /amrma/contexts for dpdk-telemetry.py. */
+int app_telemetry_init(struct app *a);
+
+/** Print non-zero counters, one per line, with a prefix. */
+void app_print_stats(const struct amrma_node *node, const char *prefix);
+
+#endif

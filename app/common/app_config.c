@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+
+#include "app_config.h"
+
+/* rte_cfgfile keeps no line numbers: find the key's line ourselves for messages. */
+static int
+line_of(const char *path, const char *section, const char *key)
+{
+	char line[512], sec[128] = "";
+	int n = 0, found = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *p = line;
+
+		n++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '[') {
+			char *e = strchr(p, ']');
+
+			if (e != NULL) {
+				*e = '\0';
+				snprintf(sec, sizeof(sec), "%s", p + 1);
+			}
+			if (key == NULL && strcmp(sec, section) == 0) {
+				found = n;
+				break;
+			}
+		} else if (key != NULL && strcmp(sec, section) == 0 &&
+			   strncmp(p, key, strlen(key)) == 0 &&
+			   (p[strlen(key)] == ' ' || p[strlen(key)] == '=' ||
+			    p[strlen(key)] == '\t')) {
+			found = n;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+struct ctx_err {
+	const char *path;
+	char *buf;
+	size_t len;
+};
+
+static int
+bad(struct ctx_err *e, const char *section, const char *key, const char *val,
+    const char *why)
+{
+	snprintf(e->buf, e->len, "%s:%d: [%s] %s = '%s': %s", e->path,
+		 line_of(e->path, section, key), section, key, val, why);
+	return -EINVAL;
+}
+
+static int
+get_u64(struct rte_cfgfile *c, struct ctx_err *e, const char *s, const char *k,
+	uint64_t min, uint64_t max, uint64_t *out)
+{
+	const char *v = rte_cfgfile_get_entry(c, s, k);
+	char *end;
+	unsigned long long x;
+	char why[96];
+
+	if (v == NULL)
+		return 0;
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0' || v[0] == '-')
+		return bad(e, s, k, v, "not a number");
+	if (x < min || x > max) {
+		snprintf(why, sizeof(why), "out of range [%llu, %llu]",
+			 (unsigned long long)min, (unsigned long long)max);
+		return bad(e, s, k, v, why);
+	}
+	*out = x;
+	return 0;
+}
+
+#define GET(c, e, s, k, min, max, dst) do {					\
+	uint64_t v_ = (dst);							\
+	int r_ = get_u64(c, e, s, k, min, max, &v_);				\
+	if (r_ != 0)								\
+		return r_;							\
+	(dst) = (__typeof__(dst))v_;						\
+} while (0)
+
+static int
+get_ip(struct rte_cfgfile *c, struct ctx_err *e, const char *s, const char *k,
+       rte_be32_t *out, bool required)
+{
+	const char *v = rte_cfgfile_get_entry(c, s, k);
+	struct in_addr a;
+
+	if (v == NULL)
+		return required ? bad(e, s, k, "", "missing") : 0;
+	if (inet_pton(AF_INET, v, &a) != 1)
+		return bad(e, s, k, v, "not an IPv4 address");
+	*out = a.s_addr;
+	return 0;
+}
+
+static int
+get_mac(struct rte_cfgfile *c, struct ctx_err *e, const char *s, const char *k,
+	struct rte_ether_addr *out)
+{
+	const char *v = rte_cfgfile_get_entry(c, s, k);
+
+	if (v == NULL)
+		return bad(e, s, k, "", "missing");
+	if (rte_ether_unformat_addr(v, out) != 0)
+		return bad(e, s, k, v, "not a MAC address (xx:xx:xx:xx:xx:xx)");
+	return 0;
+}
+
+static int
+parse_role(const char *v, enum app_role *r)
+{
+	if (strcmp(v, "target") == 0)
+		*r = ROLE_TARGET;
+	else if (strcmp(v, "initiator") == 0)
+		*r = ROLE_INITIATOR;
+	else if (strcmp(v, "echo") == 0)
+		*r = ROLE_ECHO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int
+parse_lcores(const char *v, struct app_config *cfg)
+{
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	cfg->nb_ctx_lcore = 0;
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *end;
+		unsigned long x = strtoul(tok, &end, 10);
+
+		if (*end != '\0' || x >= APP_MAX_LCORES ||
+		    cfg->nb_ctx_lcore == AMRMA_WIRE_MAX_CTX)
+			return -EINVAL;
+		cfg->ctx_lcore[cfg->nb_ctx_lcore++] = (unsigned int)x;
+	}
+	return cfg->nb_ctx_lcore ? 0 : -EINVAL;
+}
+
+static void
+defaults(struct app_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	amrma_node_conf_defaults(&cfg->node);
+	snprintf(cfg->port, sizeof(cfg->port), "0");
+	cfg->mtu = 1500;
+	cfg->layout = LAYOUT_COMPACT;
+	cfg->idle_spin = 0;
+	cfg->idle_sleep_us = 50;
+	cfg->role = ROLE_TARGET;
+	cfg->count = 100000;
+	cfg->window = 32;
+	cfg->size = 64;
+	cfg->target = 1;
+}
+
+int
+app_config_load(struct app_config *cfg, const char *path, char *err, size_t errlen)
+{
+	struct ctx_err e = { .path = path, .buf = err, .len = errlen };
+	struct rte_cfgfile *c;
+	const char *v;
+	int nsec, i, ret = 0;
+	char **names = NULL;
+
+	defaults(cfg);
+	if (path == NULL || path[0] == '\0')
+		return 0;
+	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
+	c = rte_cfgfile_load(path, 0);
+	if (c == NULL) {
+		snprintf(err, errlen, "%s: cannot read or parse (missing file, or a line that is "
+			 "neither [section] nor key = value)", path);
+		return -EINVAL;
+	}
+#define CHECK(x) do { ret = (x); if (ret != 0) goto out; } while (0)
+	if (!rte_cfgfile_has_section(c, "node")) {
+		snprintf(err, errlen, "%s: missing [node] section", path);
+		ret = -EINVAL;
+		goto out;
+	}
+	v = rte_cfgfile_get_entry(c, "node", "port");
+	if (v != NULL)
+		snprintf(cfg->port, sizeof(cfg->port), "%s", v);
+	GET(c, &e, "node", "id", 0, cfg->node.max_nodes - 1, cfg->node.node_id);
+	CHECK(get_ip(c, &e, "node", "ip", &cfg->node.ip, true));
+	GET(c, &e, "node", "udp_base", 1, 65535 - AMRMA_WIRE_MAX_CTX, cfg->node.udp_base);
+	GET(c, &e, "node", "contexts", 1, AMRMA_WIRE_MAX_CTX, cfg->node.nb_ctx);
+	GET(c, &e, "node", "mtu", 576, 9000, cfg->mtu);
+	GET(c, &e, "node", "mbufs", 1023, 1u << 22, cfg->node.nb_mbufs);
+	GET(c, &e, "node", "idle_spin", 0, UINT32_MAX, cfg->idle_spin);
+	GET(c, &e, "node", "idle_sleep_us", 0, 1000000, cfg->idle_sleep_us);
+	v = rte_cfgfile_get_entry(c, "node", "layout");
+	if (v != NULL) {
+		if (strcmp(v, "compact") == 0)
+			cfg->layout = LAYOUT_COMPACT;
+		else if (strcmp(v, "production") == 0)
+			cfg->layout = LAYOUT_PRODUCTION;
+		else
+			CHECK(bad(&e, "node", "layout", v, "expected compact or production"));
+	}
+	v = rte_cfgfile_get_entry(c, "node", "lcores");
+	if (v != NULL && parse_lcores(v, cfg) != 0)
+		CHECK(bad(&e, "node", "lcores", v, "expected a list of lcore ids"));
+
+	GET(c, &e, "am", "window", 1, 64, cfg->node.window);
+	GET(c, &e, "am", "max_ops", 1, 65535, cfg->node.max_ops);
+	GET(c, &e, "am", "rto_us", 10, 10000000, cfg->node.rto_us);
+	GET(c, &e, "am", "rto_max_us", 10, 60000000, cfg->node.rto_max_us);
+	GET(c, &e, "am", "max_retries", 1, 1000, cfg->node.max_retries);
+	GET(c, &e, "am", "ack_delay_us", 0, 100000, cfg->node.ack_delay_us);
+	GET(c, &e, "am", "ack_every", 1, 64, cfg->node.ack_every);
+	GET(c, &e, "am", "require_csum", 0, 1, cfg->node.require_csum);
+	if (cfg->node.rto_max_us < cfg->node.rto_us)
+		CHECK(bad(&e, "am", "rto_max_us", rte_cfgfile_get_entry(c, "am", "rto_max_us") ?
+			  rte_cfgfile_get_entry(c, "am", "rto_max_us") : "", "below rto_us"));
+
+	nsec = rte_cfgfile_num_sections(c, "peer.", strlen("peer."));
+	if (nsec > APP_MAX_PEERS) {
+		snprintf(err, errlen, "%s: %d [peer.N] sections, at most %d", path, nsec,
+			 APP_MAX_PEERS);
+		ret = -EINVAL;
+		goto out;
+	}
+	names = calloc(rte_cfgfile_num_sections(c, NULL, 0) + 1, sizeof(*names));
+	for (i = 0; names && i < rte_cfgfile_num_sections(c, NULL, 0); i++)
+		names[i] = calloc(1, CFG_NAME_LEN);
+	nsec = rte_cfgfile_sections(c, names, rte_cfgfile_num_sections(c, NULL, 0));
+	for (i = 0; i < nsec; i++) {
+		struct app_peer *p;
+		char *end;
+		unsigned long id;
+
+		if (strncmp(names[i], "peer.", 5) != 0) {
+			if (strcmp(names[i], "node") && strcmp(names[i], "am") &&
+			    strcmp(names[i], "workload") && strcmp(names[i], "rma") &&
+			    strncmp(names[i], "region.", 7)) {
+				snprintf(err, errlen, "%s:%d: unknown section [%s]", path,
+					 line_of(path, names[i], NULL), names[i]);
+				ret = -EINVAL;
+				goto out;
+			}
+			continue;
+		}
+		id = strtoul(names[i] + 5, &end, 10);
+		if (*end != '\0' || id >= cfg->node.max_nodes || id == cfg->node.node_id) {
+			snprintf(err, errlen, "%s:%d: [%s]: peer id must be a node id other than "
+				 "ours, below %u", path, line_of(path, names[i], NULL), names[i],
+				 cfg->node.max_nodes);
+			ret = -EINVAL;
+			goto out;
+		}
+		p = &cfg->peer[cfg->nb_peer++];
+		p->id = (uint16_t)id;
+		p->nb_ctx = 1;
+		CHECK(get_mac(c, &e, names[i], "mac", &p->mac));
+		CHECK(get_ip(c, &e, names[i], "ip", &p->ip, true));
+		GET(c, &e, names[i], "contexts", 1, AMRMA_WIRE_MAX_CTX, p->nb_ctx);
+	}
+
+	v = rte_cfgfile_get_entry(c, "workload", "role");
+	if (v != NULL && parse_role(v, &cfg->role) != 0)
+		CHECK(bad(&e, "workload", "role", v, "expected target, initiator or echo"));
+	GET(c, &e, "workload", "peer", 0, cfg->node.max_nodes - 1, cfg->target);
+	GET(c, &e, "workload", "peer_ctx", 0, AMRMA_WIRE_MAX_CTX - 1, cfg->target_ctx);
+	GET(c, &e, "workload", "count", 1, UINT64_MAX, cfg->count);
+	GET(c, &e, "workload", "window", 1, 65535, cfg->window);
+	GET(c, &e, "workload", "size", 0, AMRMA_WIRE_MAX_PAYLOAD, cfg->size);
+	v = rte_cfgfile_get_entry(c, "workload", "duration");
+	if (v != NULL) {
+		char *end;
+
+		cfg->duration_s = strtod(v, &end);
+		if (*end != '\0' || cfg->duration_s < 0)
+			CHECK(bad(&e, "workload", "duration", v, "expected seconds >= 0"));
+	}
+out:
+	if (names != NULL) {
+		for (i = 0; i < rte_cfgfile_num_sections(c, NULL, 0); i++)
+			free(names[i]);
+		free(names);
+	}
+	rte_cfgfile_close(c);
+	return ret;
+#undef CHECK
+}
+
+void
+app_config_usage(const char *prog)
+{
+	printf("usage: %s [EAL options] -- [--config FILE] [options]\n"
+	       "  --config FILE     INI file (see config/*.ini)\n"
+	       "  --role R          target | initiator | echo\n"
+	       "  --node-id N       our node id\n"
+	       "  --peer N          node the initiator drives\n"
+	       "  --count N         initiator: requests to complete\n"
+	       "  --window N        initiator: requests in flight\n"
+	       "  --size N          initiator: payload bytes per request\n"
+	       "  --duration S      target/echo: stop after S seconds (0: at SIGINT/SIGTERM)\n"
+	       "  --progress S      initiator: a progress line every S seconds\n"
+	       "  --idle-sleep US   back off after empty polls (shared CPUs)\n"
+	       "  --json            print the summary as JSON\n", prog);
+}
+
+int
+app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "role", required_argument, NULL, 'r' },
+		{ "node-id", required_argument, NULL, 'n' },
+		{ "peer", required_argument, NULL, 'p' },
+		{ "count", required_argument, NULL, 'N' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "size", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "progress", required_argument, NULL, 'P' },
+		{ "idle-sleep", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, ret;
+
+	/* the config file first, so options override it wherever they appear */
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if (opt == 'c') {
+			ret = app_config_load(cfg, optarg, err, errlen);
+			if (ret != 0)
+				return ret;
+		}
+	optind = 1;
+	opterr = 1;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			break;
+		case 'r':
+			if (parse_role(optarg, &cfg->role) != 0)
+				goto bad_opt;
+			break;
+		case 'n':
+			cfg->node.node_id = (uint16_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			cfg->target = (uint16_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'N':
+			cfg->count = strtoull(optarg, NULL, 0);
+			break;
+		case 'w':
+			cfg->window = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			cfg->size = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'd':
+			cfg->duration_s = strtod(optarg, NULL);
+			break;
+		case 'P':
+			cfg->progress_s = strtod(optarg, NULL);
+			break;
+		case 'i':
+			cfg->idle_sleep_us = (uint32_t)strtoul(optarg, NULL, 0);
+			if (cfg->idle_spin == 0)
+				cfg->idle_spin = 1000;
+			break;
+		case 'j':
+			cfg->json = true;
+			break;
+		case 'h':
+			return 1;
+		default:
+			snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (cfg->window == 0 || cfg->count == 0) {
+		snprintf(err, errlen, "--window and --count must be positive");
+		return -EINVAL;
+	}
+	return 0;
+bad_opt:
+	snprintf(err, errlen, "bad value '%s' for %s", optarg, argv[optind - 2]);
+	return -EINVAL;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Configuration of the amrma applications: an INI file (rte_cfgfile) plus options. */
+#ifndef AMRMA_APP_CONFIG_H
+#define AMRMA_APP_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#include "amrma_am.h"
+
+#define APP_MAX_PEERS 16
+#define APP_MAX_LCORES 64
+
+enum app_role { ROLE_TARGET, ROLE_INITIATOR, ROLE_ECHO };
+enum app_layout { LAYOUT_COMPACT, LAYOUT_PRODUCTION };
+
+struct app_peer {
+	uint16_t id;
+	struct rte_ether_addr mac;
+	rte_be32_t ip;
+	uint16_t nb_ctx;
+};
+
+struct app_config {
+	char path[256];
+	/* [node] */
+	char port[64];			/* ethdev name (e.g. net_memif0) or port id */
+	struct amrma_node_conf node;	/* dev, pool filled at setup */
+	uint16_t mtu;
+	enum app_layout layout;
+	unsigned int ctx_lcore[AMRMA_WIRE_MAX_CTX];	/* production: lcore per context */
+	unsigned int nb_ctx_lcore;
+	uint32_t idle_spin;		/* empty polls before yielding; 0 = never */
+	uint32_t idle_sleep_us;
+	/* [peer.N] */
+	struct app_peer peer[APP_MAX_PEERS];
+	unsigned int nb_peer;
+	/* [workload] */
+	enum app_role role;
+	uint16_t target;		/* peer node the initiator drives */
+	uint8_t target_ctx;
+	uint64_t count;
+	uint32_t window;
+	uint32_t size;
+	double duration_s;		/* target/echo: exit after this long; 0 = until signal */
+	double progress_s;		/* initiator: progress line period; 0 = none */
+	bool json;
+};
+
+/** Defaults, then the file (if path non-empty); errors name file, line, key and reason. */
+int app_config_load(struct app_config *cfg, const char *path, char *err, size_t errlen);
+
+/** Parse "--key value" options after the EAL ones; they override the file. */
+int app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t errlen);
+
+/** Usage text for the options. */
+void app_config_usage(const char *prog);
+
+#endif

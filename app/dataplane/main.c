@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * amrma-dataplane: one amrma node on one port, pinned with EAL's lcore options.
+ * Layouts: compact (the main lcore polls every context: right for 2-core machines) or
+ * production (one lcore per context). Roles: target/echo serve requests, initiator runs a
+ * verifying echo load against a peer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_pdump.h>
+
+#include "app.h"
+
+static struct app A;
+
+static int
+ctx_loop(void *arg)
+{
+	struct amrma_ctx *ctx = arg;
+	struct amrma_idle idle = { .spin = A.cfg.idle_spin, .sleep_us = A.cfg.idle_sleep_us };
+
+	while (!app_stop)
+		amrma_idle_step(&idle, amrma_ctx_poll(ctx, 32));
+	return 0;
+}
+
+/* production layout: contexts [first, nb) each on their own worker lcore */
+static int
+launch_workers(uint16_t first)
+{
+	unsigned int lcore = rte_get_main_lcore();
+	uint16_t i;
+
+	for (i = first; i < amrma_node_nb_ctx(A.node); i++) {
+		if (i < A.cfg.nb_ctx_lcore) {
+			lcore = A.cfg.ctx_lcore[i];
+		} else {
+			lcore = rte_get_next_lcore(lcore, 1, 0);
+		}
+		if (lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore) ||
+		    lcore == rte_get_main_lcore()) {
+			fprintf(stderr, "context %u: no worker lcore (give EAL -l with one lcore per "
+				"context plus the main one, or use layout = compact)\n", i);
+			return -EINVAL;
+		}
+		if (rte_eal_remote_launch(ctx_loop, amrma_node_ctx(A.node, i), lcore) != 0)
+			return -EBUSY;
+		printf("  context %u polled by lcore %u\n", i, lcore);
+	}
+	return 0;
+}
+
+static void
+serve(void)
+{
+	struct amrma_idle idle = { .spin = A.cfg.idle_spin, .sleep_us = A.cfg.idle_sleep_us };
+	uint64_t end = A.cfg.duration_s > 0 ?
+		rte_rdtsc() + (uint64_t)(A.cfg.duration_s * rte_get_tsc_hz()) : UINT64_MAX;
+
+	if (A.cfg.layout == LAYOUT_PRODUCTION) {
+		if (launch_workers(0) != 0) {
+			app_stop = 1;
+			return;
+		}
+		while (!app_stop && rte_rdtsc() < end)
+			rte_delay_ms(10);
+		app_stop = 1;
+		rte_eal_mp_wait_lcore();
+		return;
+	}
+	while (!app_stop && rte_rdtsc() < end)
+		amrma_idle_step(&idle, amrma_node_poll(A.node, 32));
+}
+
+static int
+initiate(void)
+{
+	struct amrma_ep dst = { .node = A.cfg.target, .ctx = A.cfg.target_ctx };
+	struct app_load_result r = { 0 };
+	struct amrma_am_stats st;
+	int ret;
+
+	if (A.cfg.layout == LAYOUT_PRODUCTION && launch_workers(1) != 0)
+		return -EINVAL;
+	ret = app_am_load(&A, amrma_node_ctx(A.node, 0), dst, A.cfg.count, A.cfg.window,
+			  A.cfg.size, A.cfg.progress_s, &r);
+	if (A.cfg.layout == LAYOUT_PRODUCTION) {
+		app_stop = 1;
+		rte_eal_mp_wait_lcore();
+	}
+	amrma_node_stats_get(A.node, &st);
+	if (A.cfg.json) {
+		printf("{\"role\":\"initiator\",\"count\":%" PRIu64 ",\"completed\":%" PRIu64
+		       ",\"verified\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"size\":%u,"
+		       "\"window\":%u,\"seconds\":%.6f,\"rate\":%.1f,\"rtt_median_us\":%.3f,"
+		       "\"rtt_p99_us\":%.3f,\"retransmits\":%" PRIu64 "}\n",
+		       A.cfg.count, r.completed, r.verified, r.errors, A.cfg.size, A.cfg.window,
+		       r.seconds, r.completed / r.seconds, r.rtt_median_us, r.rtt_p99_us,
+		       st.retransmits);
+	} else {
+		printf("initiator: %" PRIu64 "/%" PRIu64 " echo requests verified "
+		       "(%u B payload, window %u, %" PRIu64 " errors) in %.3f s\n",
+		       r.verified, A.cfg.count, A.cfg.size, A.cfg.window, r.errors, r.seconds);
+		printf("initiator: %.0f requests/s, round trip median %.1f us, p99 %.1f us, "
+		       "%" PRIu64 " retransmits\n", r.completed / r.seconds, r.rtt_median_us,
+		       r.rtt_p99_us, st.retransmits);
+	}
+	if (ret != 0)
+		return ret;
+	return (r.verified == A.cfg.count && r.errors == 0) ? 0 : -EIO;
+}
+
+static void
+drain(void)
+{
+	uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 2;
+	unsigned int pending;
+	uint16_t i;
+
+	do {
+		pending = 0;
+		amrma_node_poll(A.node, 32);
+		for (i = 0; i < amrma_node_nb_ctx(A.node); i++)
+			pending += amrma_ctx_outstanding(amrma_node_ctx(A.node, i));
+	} while (pending != 0 && rte_rdtsc() < end);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *roles[] = { "target", "initiator", "echo" };
+	char err[512], mac[RTE_ETHER_ADDR_FMT_SIZE];
+	int ret;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "amrma-dataplane: EAL init failed\n");
+		return 1;
+	}
+	argc -= ret;
+	argv += ret;
+	app_config_load(&A.cfg, NULL, err, sizeof(err));
+	ret = app_config_args(&A.cfg, argc, argv, err, sizeof(err));
+	if (ret != 0) {
+		if (ret > 0) {
+			app_config_usage("amrma-dataplane");
+			return 0;
+		}
+		fprintf(stderr, "amrma-dataplane: %s\n", err);
+		return 2;
+	}
+	app_signals();
+	if (rte_pdump_init() != 0)
+		printf("note: packet capture (rte_pdump) unavailable in this EAL mode\n");
+	ret = app_setup(&A);
+	if (ret != 0)
+		return 1;
+	app_telemetry_init(&A);
+	rte_ether_format_addr(mac, sizeof(mac), &A.dev.mac);
+	printf("amrma-dataplane: node %u (%s) port %u %s, %u context(s), %s layout, "
+	       "main lcore %u\n", A.cfg.node.node_id, roles[A.cfg.role], A.port_id, mac,
+	       A.cfg.node.nb_ctx, A.cfg.layout == LAYOUT_COMPACT ? "compact" : "production",
+	       rte_lcore_id());
+	fflush(stdout);
+
+	if (A.cfg.role == ROLE_INITIATOR)
+		ret = initiate();
+	else
+		serve();
+	drain();
+	printf("node %u counters:\n", A.cfg.node.node_id);
+	app_print_stats(A.node, "  ");
+	app_teardown(&A);
+	rte_pdump_uninit();
+	rte_eal_cleanup();
+	return ret == 0 ? 0 : 1;
+}

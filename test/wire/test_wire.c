@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Frame codec: round trip and every rejection reason. No EAL needed. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "amrma_wire.h"
+
+static const struct amrma_wire_addr addr = {
+	.src_mac = { .addr_bytes = { 0x02, 0, 0, 0, 0, 1 } },
+	.dst_mac = { .addr_bytes = { 0x02, 0, 0, 0, 0, 2 } },
+	.src_ip = RTE_BE32(0xc6120001),
+	.dst_ip = RTE_BE32(0xc6120002),
+	.udp_base = 7000,
+};
+
+static struct amrma_wire_rx_params rxp;
+
+static uint8_t frame[2048];
+static int flen;
+static const uint64_t args[3] = { 1, UINT64_C(0x0123456789abcdef), UINT64_MAX };
+static uint8_t payload[700];
+
+static void
+fields(struct amrma_wire_fields *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->type = AMRMA_WIRE_REQUEST;
+	f->flags = AMRMA_WIRE_F_ACK_VALID;
+	f->nargs = 3;
+	f->src_ctx = 1;
+	f->dst_ctx = 2;
+	f->handler = 17;
+	f->src_node = 1;
+	f->dst_node = 2;
+	f->payload_len = sizeof(payload);
+	f->status = -13;
+	f->seq = 0xfffffff0u;
+	f->ack = 5;
+	f->sack = 0x80000001u;
+	f->token = 0xdeadbeefu;
+	f->src_epoch = 0x01020304u;
+	f->dst_epoch = 0xa0b0c0d0u;
+}
+
+static int
+setup(void **state)
+{
+	struct amrma_wire_fields f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 13 + 1);
+	fields(&f);
+	flen = amrma_wire_build(frame, sizeof(frame), &addr, &f, args, payload, true);
+	assert_true(flen > 0);
+	memset(&rxp, 0, sizeof(rxp));
+	rxp.mac = addr.dst_mac;
+	rxp.node_id = 2;
+	rxp.udp_base = 7000;
+	rxp.nb_ctx = 4;
+	rxp.require_csum = true;
+	return 0;
+}
+
+static enum amrma_wire_err
+parse(const uint8_t *buf, size_t len)
+{
+	struct amrma_wire_view v;
+
+	return amrma_wire_parse(buf, len, &rxp, &v);
+}
+
+static void
+test_round_trip(void **state)
+{
+	struct amrma_wire_view v;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(flen, AMRMA_WIRE_HDR_LEN + 3 * 8 + sizeof(payload));
+	assert_int_equal(amrma_wire_parse(frame, flen, &rxp, &v), AMRMA_WIRE_OK);
+	assert_int_equal(v.type, AMRMA_WIRE_REQUEST);
+	assert_int_equal(v.flags, AMRMA_WIRE_F_ACK_VALID);
+	assert_int_equal(v.nargs, 3);
+	assert_int_equal(v.src_ctx, 1);
+	assert_int_equal(v.dst_ctx, 2);
+	assert_int_equal(v.handler, 17);
+	assert_int_equal(v.src_node, 1);
+	assert_int_equal(v.dst_node, 2);
+	assert_int_equal(v.payload_len, sizeof(payload));
+	assert_int_equal(v.status, -13);
+	assert_int_equal(v.seq, 0xfffffff0u);
+	assert_int_equal(v.ack, 5);
+	assert_int_equal(v.sack, 0x80000001u);
+	assert_int_equal(v.token, 0xdeadbeefu);
+	assert_int_equal(v.src_epoch, 0x01020304u);
+	assert_int_equal(v.dst_epoch, 0xa0b0c0d0u);
+	for (i = 0; i < 3; i++)
+		assert_true(amrma_wire_arg(&v, i) == args[i]);
+	assert_memory_equal(v.payload, payload, sizeof(payload));
+	/* fixed offsets from docs/wire-format.md */
+	assert_int_equal(frame[42], AMRMA_WIRE_VERSION);
+	assert_int_equal(frame[43], AMRMA_WIRE_REQUEST);
+	assert_int_equal((frame[46] << 8) | frame[47], 17);
+	assert_int_equal(frame[54], 0xff);	/* seq, big-endian */
+	assert_int_equal(frame[57], 0xf0);
+	assert_int_equal(frame[74], 0x01);	/* src_epoch */
+	assert_int_equal(frame[81], 0xd0);	/* dst_epoch low byte */
+	assert_int_equal(frame[82 + 15], 0xef);	/* arg 1, low byte last */
+	assert_int_equal(frame[82 + 24], payload[0]);
+	/* Ethernet padding after the datagram is ignored */
+	assert_int_equal(parse(frame, flen + 10), AMRMA_WIRE_OK);
+}
+
+static void
+test_truncated_everywhere(void **state)
+{
+	int len;
+
+	(void)state;
+	for (len = 0; len < flen; len++) {
+		enum amrma_wire_err e = parse(frame, len);
+
+		if (e != AMRMA_WIRE_ERR_TRUNCATED)
+			fail_msg("length %d: %s", len, amrma_wire_err_name(e));
+	}
+}
+
+static void
+fix_ip_csum(uint8_t *buf)
+{
+	struct rte_ipv4_hdr *ip = (void *)(buf + 14);
+
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+/* Mutate a copy at offset with val (1 or 2 bytes), optionally fixing checksums. */
+static enum amrma_wire_err
+mutate(size_t off, unsigned int width, uint32_t val, bool fix_ip, bool fix_udp)
+{
+	static uint8_t b[2048];
+
+	memcpy(b, frame, flen);
+	if (width == 1) {
+		b[off] = (uint8_t)val;
+	} else {
+		b[off] = (uint8_t)(val >> 8);
+		b[off + 1] = (uint8_t)val;
+	}
+	if (fix_ip)
+		fix_ip_csum(b);
+	if (fix_udp)
+		amrma_wire_udp_csum_set(b, flen);
+	return parse(b, flen);
+}
+
+#define REJECT(reason, expr) assert_string_equal(amrma_wire_err_name(expr), \
+						 amrma_wire_err_name(reason))
+
+static void
+test_each_rejection(void **state)
+{
+	(void)state;
+	REJECT(AMRMA_WIRE_ERR_NOT_FOR_US, mutate(5, 1, 9, false, false));	/* dst MAC */
+	REJECT(AMRMA_WIRE_ERR_NOT_IPV4, mutate(12, 2, 0x86dd, false, false));
+	REJECT(AMRMA_WIRE_ERR_NOT_IPV4, mutate(12, 2, 0x8100, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_HDR, mutate(14, 1, 0x46, true, false));	/* options */
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_HDR, mutate(14, 1, 0x65, true, false));	/* IPv6 vhl */
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_HDR, mutate(23, 1, 6, true, false));	/* TCP */
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_HDR, mutate(20, 2, 0x2000, true, false));	/* MF */
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_HDR, mutate(20, 2, 0x0001, true, false));	/* offset */
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_LEN, mutate(16, 2, 40, true, false));
+	REJECT(AMRMA_WIRE_ERR_TRUNCATED, mutate(16, 2, 0xffff, true, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_CSUM, mutate(24, 2, 0x1234, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_CSUM, mutate(26, 1, 10, false, false));	/* src ip */
+	REJECT(AMRMA_WIRE_ERR_BAD_UDP_LEN, mutate(38, 2, 100, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_PORT, mutate(36, 2, 7004, false, true));	/* nb_ctx 4 */
+	REJECT(AMRMA_WIRE_ERR_BAD_PORT, mutate(36, 2, 6999, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_PORT, mutate(34, 2, 7064, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_UDP_CSUM, mutate(40, 2, 0x1111, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_UDP_CSUM, mutate(40, 2, 0, false, false));	/* required */
+	REJECT(AMRMA_WIRE_ERR_BAD_UDP_CSUM, mutate(200, 1, frame[200] ^ 1, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_VERSION, mutate(42, 1, 2, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_VERSION, mutate(42, 1, 0, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 0, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 4, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_FLAGS, mutate(44, 1, 0x81, false, true));
+	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate(45, 1, 9, false, true));
+	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate(45, 1, 255, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate(45, 1, 2, false, true));	/* nargs */
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate(70, 2, 699, false, true));	/* payload */
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate(70, 2, 0xffff, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, mutate(46, 2, 256, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, mutate(46, 2, AMRMA_WIRE_NO_HANDLER, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_CTX, mutate(49, 1, 3, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_CTX, mutate(48, 1, 0, false, true));
+	REJECT(AMRMA_WIRE_ERR_NOT_FOR_US, mutate(53, 1, 3, false, true));	/* dst node */
+	/* the unmodified frame still passes (the mutations worked on copies) */
+	assert_int_equal(parse(frame, flen), AMRMA_WIRE_OK);
+}
+
+static void
+test_ack_and_reply_rules(void **state)
+{
+	struct amrma_wire_fields f;
+	struct amrma_wire_view v;
+	uint8_t b[256];
+	int n;
+
+	(void)state;
+	fields(&f);
+	f.type = AMRMA_WIRE_ACK;
+	f.nargs = 0;
+	f.payload_len = 0;
+	f.handler = AMRMA_WIRE_NO_HANDLER;
+	n = amrma_wire_build(b, sizeof(b), &addr, &f, NULL, NULL, true);
+	assert_int_equal(n, AMRMA_WIRE_MIN_FRAME);
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_OK);
+	f.handler = 3;		/* an ACK names no handler */
+	n = amrma_wire_build(b, sizeof(b), &addr, &f, NULL, NULL, true);
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_ERR_BAD_HANDLER);
+	f.handler = AMRMA_WIRE_NO_HANDLER;
+	f.nargs = 1;		/* and carries nothing */
+	n = amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true);
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_ERR_BAD_LENGTH);
+	/* a reply may have no handler */
+	f.type = AMRMA_WIRE_REPLY;
+	n = amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true);
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_OK);
+	/* zero UDP checksum is accepted only when not required */
+	b[40] = b[41] = 0;
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_ERR_BAD_UDP_CSUM);
+	rxp.require_csum = false;
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_OK);
+	rxp.require_csum = true;
+	/* builder argument checks */
+	f.nargs = 9;
+	assert_int_equal(amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true), -EINVAL);
+	f.nargs = 0;
+	f.payload_len = 100;
+	assert_int_equal(amrma_wire_build(b, 120, &addr, &f, NULL, payload, true), -EMSGSIZE);
+	assert_int_equal(amrma_wire_build_hdr(b, 10, &addr, &f, NULL), -EMSGSIZE);
+	assert_string_equal(amrma_wire_err_name(AMRMA_WIRE_ERR__MAX), "unknown");
+}
+
+/* Header-only parsing for frames whose payload lives in another segment. */
+static void
+test_parse_hdr(void **state)
+{
+	struct amrma_wire_view v;
+	size_t hl = amrma_wire_hdr_len(3);
+
+	(void)state;
+	assert_int_equal(amrma_wire_parse_hdr(frame, hl, flen, &rxp, &v), AMRMA_WIRE_OK);
+	assert_int_equal(v.payload_len, sizeof(payload));
+	assert_int_equal(amrma_wire_parse_hdr(frame, hl - 1, flen, &rxp, &v),
+			 AMRMA_WIRE_ERR_TRUNCATED);
+	assert_int_equal(amrma_wire_parse_hdr(frame, hl, flen - 1, &rxp, &v),
+			 AMRMA_WIRE_ERR_TRUNCATED);
+}
+
+/* Random garbage never crashes the parser and never passes it. */
+static void
+test_garbage(void **state)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	uint8_t b[512];
+	int i, k;
+
+	(void)state;
+	for (i = 0; i < 200000; i++) {
+		size_t len = 0;
+
+		for (k = 0; k < (int)sizeof(b); k += 8) {
+			s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+			memcpy(b + k, &s, 8);
+		}
+		len = s % sizeof(b);
+		if (i & 1)	/* keep a valid prefix, damage the rest */
+			memcpy(b, frame, RTE_MIN((size_t)(s >> 32) % 80, len));
+		assert_int_not_equal(parse(b, len), AMRMA_WIRE_OK);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_truncated_everywhere),
+		cmocka_unit_test(test_each_rejection),
+		cmocka_unit_test(test_ack_and_reply_rules),
+		cmocka_unit_test(test_parse_hdr),
+		cmocka_unit_test(test_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

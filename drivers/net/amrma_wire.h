@@ -7,7 +7,8 @@
  * amrma frame codec: Ethernet / IPv4 / UDP / amrma header / arguments / payload.
  *
  * Pure functions over (buffer, length): no EAL, no mbufs, so they are unit-testable and
- * fuzzable. The layout is specified in docs/wire-format.md; this header is its C form.
+ * fuzzable. Buffers must be 2-byte aligned (mbuf data is). The layout is specified in
+ * docs/wire-format.md; this header is its C form.
  */
 
 #include <stdint.h>

@@ -34,6 +34,7 @@ struct channel {
 	uint32_t snd_sent;	/* next seq to transmit for the first time */
 	uint32_t snd_nxt;	/* next seq to assign */
 	uint32_t retries;	/* timer expiries since last progress */
+	uint64_t timer_due;	/* retransmission timer; meaningful while una != sent */
 	uint64_t rto;		/* current timeout with back-off, TSC cycles */
 	uint64_t srtt;		/* smoothed RTT (RFC 6298), 0 = no sample yet */
 	uint64_t rttvar;

@@ -190,7 +190,8 @@ struct amrma_am_stats {
 	uint64_t replies_handled;
 	uint64_t auto_replies;
 	uint64_t rule_violations;
-	uint64_t retransmits;
+	uint64_t retransmits;		/**< frames resent (timer and fast) */
+	uint64_t fast_retransmits;	/**< holes resent because later frames were sacked */
 	uint64_t timeouts;		/**< retransmit timer expiries */
 	uint64_t acks_sent;		/**< standalone ACK frames */
 	uint64_t tx_drops;		/**< frames the port did not take */

@@ -15,8 +15,11 @@ seq_diff(uint32_t a, uint32_t b)
 }
 
 static void
-transmit(struct amrma_ctx *ctx, struct txslot *s, uint64_t now)
+transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t now)
 {
+	/* an empty pipe starts the timer; otherwise it runs from the last progress */
+	if (ch->snd_una == ch->snd_sent || ch->timer_due == 0)
+		ch->timer_due = now + ch->rto;
 	/* the channel keeps its reference for retransmission; the port gets another */
 	rte_mbuf_refcnt_update(s->m, 1);
 	s->sent_tsc = now;
@@ -37,7 +40,7 @@ chan_push(struct amrma_ctx *ctx, struct channel *ch)
 		if (now == 0)
 			now = rte_rdtsc();
 		frame_finalize(ctx, ch, s->m, ch->snd_sent);
-		transmit(ctx, s, now);
+		transmit(ctx, ch, s, now);
 		ch->snd_sent++;
 	}
 }
@@ -112,6 +115,17 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 		ch->snd_una++;
 		progress = true;
 	}
+	/* the receiver holds frames past a hole: resend the hole once, now (fast
+	 * retransmit), instead of waiting for the timer */
+	if (ack == ch->snd_una && ack != ch->snd_sent && __builtin_popcount(sack) >= 3) {
+		struct txslot *hole = &ch->slot[ack & (CH_SLOTS - 1)];
+
+		if (hole->m != NULL && hole->tries == 1) {
+			ctx->st.fast_retransmits++;
+			ctx->st.retransmits++;
+			transmit(ctx, ch, hole, now);
+		}
+	}
 	/* a receiver never discards what it acknowledged selectively: free those now */
 	for (i = 0; sack != 0 && i < AMRMA_WIRE_SACK_BITS; i++, sack >>= 1) {
 		uint32_t seq = ack + 1 + i;
@@ -126,6 +140,7 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 		}
 	}
 	if (progress) {
+		ch->timer_due = now + ch->rto;
 		if (ch->retries != 0) {
 			/* undo the back-off: the estimate is good again */
 			ch->retries = 0;
@@ -253,44 +268,51 @@ chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
 	ch->ack_pending = 0;
 	ch->ack_now = false;
 	ch->retries = 0;
+	ch->timer_due = 0;
 	ch->srtt = ch->rttvar = 0;
 	ch->rto = ctx->node->rto_tsc;
 	ch->peer_epoch = peer_epoch;
 }
 
+/*
+ * One retransmission timer per channel (RFC 6298 style): it runs from the last progress;
+ * on expiry every unacknowledged frame older than the timeout is resent, the timeout
+ * doubles, and max_retries expiries in a row without progress declare the peer dead.
+ */
 static void
 chan_timer(struct amrma_ctx *ctx, struct channel *ch, uint64_t now)
 {
 	const struct amrma_node *node = ctx->node;
-	bool fired = false;
 	uint32_t seq;
 
 	if (ch->dead)
 		return;
-	for (seq = ch->snd_una; seq != ch->snd_sent; seq++) {
-		struct txslot *s = &ch->slot[seq & (CH_SLOTS - 1)];
-
-		/* frames sent while this poll ran are younger than `now` */
-		if (s->m != NULL && now > s->sent_tsc && now - s->sent_tsc >= ch->rto) {
-			if (!fired && ch->retries >= node->conf.max_retries) {
-				chan_fail(ctx, ch, -ETIMEDOUT);
-				return;
-			}
-			fired = true;
-			ctx->st.retransmits++;
-			transmit(ctx, s, now);
+	if (ch->snd_una != ch->snd_sent) {
+		if (now < ch->timer_due)
+			return;
+		if (ch->retries >= node->conf.max_retries) {
+			chan_fail(ctx, ch, -ETIMEDOUT);
+			return;
 		}
-	}
-	if (fired) {
+		for (seq = ch->snd_una; seq != ch->snd_sent; seq++) {
+			struct txslot *s = &ch->slot[seq & (CH_SLOTS - 1)];
+
+			/* frames sent while this poll ran are younger than `now` */
+			if (s->m != NULL && (seq == ch->snd_una ||
+					     (now > s->sent_tsc && now - s->sent_tsc >= ch->rto))) {
+				ctx->st.retransmits++;
+				transmit(ctx, ch, s, now);
+			}
+		}
 		ctx->st.timeouts++;
 		ch->retries++;
 		ch->rto = RTE_MIN(ch->rto * 2, node->rto_max_tsc);
+		ch->timer_due = now + ch->rto;
 		return;
 	}
 	/* everything acknowledged but replies missing and the peer silent: it died after
 	 * taking our requests */
-	if (ch->ops != 0 && ch->snd_una == ch->snd_nxt && now > ch->last_rx &&
-	    now - ch->last_rx > node->dead_tsc)
+	if (ch->ops != 0 && now > ch->last_rx && now - ch->last_rx > node->dead_tsc)
 		chan_fail(ctx, ch, -ETIMEDOUT);
 }
 

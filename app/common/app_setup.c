@@ -91,10 +91,13 @@ app_setup(struct app *a)
 		fprintf(stderr, "port %u setup: %s\n", a->port_id, strerror(-ret));
 		return ret;
 	}
-	ret = wait_link(a->port_id, 10000);
-	if (ret != 0) {
-		fprintf(stderr, "port %u: link did not come up within 10 s\n", a->port_id);
-		return ret;
+	/* an initiator needs its peer now; a server polls and lets peers come and go */
+	if (c->role == ROLE_INITIATOR) {
+		ret = wait_link(a->port_id, 10000);
+		if (ret != 0) {
+			fprintf(stderr, "port %u: link did not come up within 10 s\n", a->port_id);
+			return ret;
+		}
 	}
 	ret = amrma_net_ethdev_open(&a->dev, a->port_id, c->node.nb_ctx);
 	if (ret != 0)

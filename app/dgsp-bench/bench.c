@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * amrma-dgsp-bench: DGSM gather/scatter throughput beside memcpy of the
+ * same bytes, and DGS-RM direct vs staged, in one address space and across
+ * processes (memfd attach and process_vm). JSON lines on stdout; every
+ * value is the median of several repetitions.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amrma_dgsp.h"
+#include "amrma_xmem.h"
+
+#define STAGE (64 * 1024)
+#define MAXREP 9
+
+enum layout { L_STRIDED, L_INDEXED, L_STRUCTVEC, L_NLAYOUT };
+static const char *const lname[] = { "strided", "indexed", "struct_vector" };
+
+static const char *const iname[] = { "inproc", "inproc_indexed", "" };
+static int reps = 5;
+
+static double
+now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmpd);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void
+emit(const char *name, double value, const char *unit, uint64_t size,
+		const char *layout, uint64_t bytes)
+{
+	printf("{\"name\":\"%s\",\"value\":%.4f,\"unit\":\"%s\",\"size\":%llu,"
+		"\"layout\":\"%s\",\"bytes\":%llu,\"reps\":%d}\n", name, value,
+		unit, (unsigned long long)size, layout,
+		(unsigned long long)bytes, reps);
+	fflush(stdout);
+}
+
+static void
+die(const char *what, int rc)
+{
+	fprintf(stderr, "amrma-dgsp-bench: %s: %s\n", what, strerror(-rc));
+	exit(1);
+}
+
+/*
+ * A layout of chunk length c moving about `want` bytes; all displacements
+ * are >= 0, the buffer needs *span bytes.
+ */
+static struct amrma_dgsp_type *
+mk_layout(enum layout l, uint64_t c, uint64_t want, int64_t stride_mul,
+		uint64_t *count, uint64_t *span)
+{
+	struct amrma_dgsp_type *b, *t = NULL, *v, *s, *parts[2];
+	uint64_t n, i, bl[2] = { 1, 1 };
+	int64_t *d, disp[2];
+	int rc;
+
+	amrma_dgsp_type_basic(1, &b);
+	*count = 1;
+	switch (l) {
+	case L_STRIDED:
+		n = want / c ? want / c : 1;
+		rc = amrma_dgsp_type_hvector(n, c, (int64_t)c * stride_mul, b, &t);
+		*span = n * c * (uint64_t)stride_mul;
+		break;
+	case L_INDEXED:
+		/* Irregular gaps; blocks capped so the program stays small. */
+		n = want / c ? want / c : 1;
+		if (n > (1u << 18))
+			n = 1u << 18;
+		d = malloc(n * sizeof(*d));
+		for (i = 0; i < n; i++)
+			d[i] = (int64_t)(i * 2 * c +
+				((i * 2654435761u >> 7) % (c / 8 + 1)) * 8 / 2);
+		rc = amrma_dgsp_type_hindexed_block((uint32_t)n, c, d, b, &t);
+		free(d);
+		*span = n * 2 * c + c;
+		break;
+	default:
+		/* struct of two interleaved 16-chunk vectors, 48c extent */
+		amrma_dgsp_type_hvector(16, c, 3 * (int64_t)c, b, &v);
+		parts[0] = v;
+		parts[1] = v;
+		disp[0] = 0;
+		disp[1] = (int64_t)c;
+		amrma_dgsp_type_struct(2, bl, disp, parts, &s);
+		rc = amrma_dgsp_type_resized(s, 0, 48 * (int64_t)c, &t);
+		amrma_dgsp_type_free(s);
+		amrma_dgsp_type_free(v);
+		*count = want / (32 * c) ? want / (32 * c) : 1;
+		*span = *count * 48 * c;
+		break;
+	}
+	amrma_dgsp_type_free(b);
+	if (rc != 0)
+		die("type", rc);
+	rc = amrma_dgsp_type_commit(t);
+	if (rc != 0)
+		die("commit", rc);
+	return t;
+}
+
+static void *
+xalloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap", -errno);
+	memset(p, 0x5a, len);	/* fault in */
+	return p;
+}
+
+/* ---------------- gather / scatter vs memcpy ---------------- */
+
+static void
+bench_dgsm(enum layout l, uint64_t c, uint64_t want)
+{
+	struct amrma_dgsp_type *t;
+	const struct amrma_dgsp *p;
+	struct amrma_dgsm m;
+	uint64_t count, span, bytes, off;
+	double tm[MAXREP], tg[MAXREP], ts[MAXREP], tp[MAXREP], t0;
+	uint8_t *disc, *pk, *ref;
+	int r;
+
+	t = mk_layout(l, c, want, 2, &count, &span);
+	p = amrma_dgsp_type_program(t);
+	amrma_dgsm_init(&m, p, NULL, count);
+	bytes = m.total;
+	disc = xalloc(span);
+	pk = xalloc(bytes);
+	ref = xalloc(bytes);
+	for (r = -1; r < reps; r++) {
+		/* r == -1 warms caches and TLBs and is not recorded */
+		t0 = now_ns();
+		memcpy(pk, ref, bytes);
+		if (r >= 0)
+			tm[r] = now_ns() - t0;
+		amrma_dgsm_init(&m, p, disc, count);
+		t0 = now_ns();
+		amrma_dgsm_gather(&m, pk, bytes);
+		if (r >= 0)
+			tg[r] = now_ns() - t0;
+		amrma_dgsm_init(&m, p, disc, count);
+		t0 = now_ns();
+		amrma_dgsm_scatter(&m, pk, bytes);
+		if (r >= 0)
+			ts[r] = now_ns() - t0;
+		/* Packet path: 1500-byte activations, as the NIC would. */
+		amrma_dgsm_init(&m, p, disc, count);
+		t0 = now_ns();
+		for (off = 0; off < bytes; off += 1500)
+			amrma_dgsm_gather(&m, pk + off, 1500);
+		if (r >= 0)
+			tp[r] = now_ns() - t0;
+	}
+	{
+		double mm = median(tm, reps), g = median(tg, reps);
+		double s = median(ts, reps), pp = median(tp, reps);
+		double bm = (double)bytes / mm, bg = (double)bytes / g;
+		double bs = (double)bytes / s, bp = (double)bytes / pp;
+
+		emit("memcpy_gbps", bm, "GB/s", c, lname[l], bytes);
+		emit("gather_gbps", bg, "GB/s", c, lname[l], bytes);
+		emit("scatter_gbps", bs, "GB/s", c, lname[l], bytes);
+		emit("gather_mtu1500_gbps", bp, "GB/s", c, lname[l], bytes);
+		emit("gather_vs_memcpy", bg / bm, "ratio", c, lname[l], bytes);
+		emit("scatter_vs_memcpy", bs / bm, "ratio", c, lname[l], bytes);
+	}
+	munmap(disc, span);
+	munmap(pk, bytes);
+	munmap(ref, bytes);
+	amrma_dgsp_type_free(t);
+}
+
+/* ---------------- DGS-RM in one address space ---------------- */
+
+static double
+bench_inproc(uint64_t c, uint64_t want, enum layout wl)
+{
+	struct amrma_dgsp_type *ts, *td;
+	struct amrma_dgsrm_side ms, ws;
+	uint64_t cs, cd, ss, sd, bytes;
+	double td_[MAXREP], tst[MAXREP], t0, dg, sg;
+	uint8_t *src, *dst, *stage;
+	struct amrma_dgsm m;
+	int r, rc;
+
+	ts = mk_layout(L_STRIDED, c, want, 2, &cs, &ss);
+	td = mk_layout(wl, c, want, 3, &cd, &sd);
+	src = xalloc(ss);
+	dst = xalloc(sd);
+	stage = xalloc(STAGE);
+	ms.prog = amrma_dgsp_type_program(ts);
+	ms.addr = (uint64_t)(uintptr_t)src;
+	ms.count = cs;
+	ws.prog = amrma_dgsp_type_program(td);
+	ws.addr = (uint64_t)(uintptr_t)dst;
+	ws.count = cd;
+	amrma_dgsm_init(&m, ms.prog, NULL, cs);
+	bytes = m.total;
+	amrma_dgsm_init(&m, ws.prog, NULL, cd);
+	if (m.total < bytes)
+		bytes = m.total;
+	for (r = -1; r < reps; r++) {
+		t0 = now_ns();
+		rc = (int)amrma_dgsrm_direct(&ms, &ws, AMRMA_DGSRM_PULL, NULL, 0,
+				bytes);
+		if (rc < 0)
+			die("direct", rc);
+		if (r >= 0)
+			td_[r] = now_ns() - t0;
+		t0 = now_ns();
+		amrma_dgsrm_staged(&ms, &ws, AMRMA_DGSRM_PULL, NULL, stage,
+				STAGE, 0, bytes);
+		if (r >= 0)
+			tst[r] = now_ns() - t0;
+	}
+	dg = (double)bytes / median(td_, reps);
+	sg = (double)bytes / median(tst, reps);
+	emit("direct_gbps", dg, "GB/s", c, iname[wl], bytes);
+	emit("staged_gbps", sg, "GB/s", c, iname[wl], bytes);
+	emit("direct_vs_staged", dg / sg, "ratio", c, iname[wl], bytes);
+	munmap(src, ss);
+	munmap(dst, sd);
+	munmap(stage, STAGE);
+	amrma_dgsp_type_free(ts);
+	amrma_dgsp_type_free(td);
+	return dg / sg;
+}
+
+/* ---------------- across processes ---------------- */
+
+enum { CMD_EXPORT = 1, CMD_STAGE, CMD_QUIT };
+
+/* Shared by parent and exporter child (MAP_SHARED before fork). */
+struct ctl {
+	_Atomic uint64_t cmd_seq, done_seq;
+	_Atomic uint64_t filled, drained;
+	uint64_t cmd, c, n;
+	uint8_t stage[2][STAGE];
+};
+
+static void
+spin_until(_Atomic uint64_t *v, uint64_t want)
+{
+	int i = 0;
+
+	while (atomic_load_explicit(v, memory_order_acquire) < want)
+		if (++i % 64 == 0)
+			sched_yield();
+}
+
+static void
+child(int sock, struct ctl *cl, uint64_t want)
+{
+	struct amrma_xmem_region *reg;
+	struct amrma_dgsp_type *t = NULL;
+	struct amrma_xmem_export ex;
+	uint64_t seq = 0, count, span, k;
+	struct amrma_dgsm m;
+	uint8_t *mem;
+	int rc;
+
+	/* Strided source: chunk c every 2c, all inside the region. */
+	rc = amrma_xmem_region_create(2 * want + 2 * 65536, 0, &reg);
+	if (rc != 0)
+		die("region", rc);
+	mem = amrma_xmem_region_addr(reg);
+	memset(mem, 0x33, amrma_xmem_region_len(reg));
+	for (;;) {
+		spin_until(&cl->cmd_seq, ++seq);
+		switch (cl->cmd) {
+		case CMD_EXPORT:
+			amrma_dgsp_type_free(t);
+			t = mk_layout(L_STRIDED, cl->c, want, 2, &count, &span);
+			memset(&ex, 0, sizeof(ex));
+			ex.backend = AMRMA_XMEM_MEMFD;
+			ex.region = reg;
+			ex.prog = amrma_dgsp_type_program(t);
+			ex.addr = (uint64_t)(uintptr_t)mem;
+			ex.count = count;
+			if (amrma_xmem_export_send(sock, &ex) != 0)
+				_exit(2);
+			ex.backend = AMRMA_XMEM_PVM;
+			ex.base = (uint64_t)(uintptr_t)mem;
+			ex.len = amrma_xmem_region_len(reg);
+			if (amrma_xmem_export_send(sock, &ex) != 0)
+				_exit(2);
+			break;
+		case CMD_STAGE:
+			/* Fill side of the fill/drain cycle, two slots. */
+			amrma_dgsm_init(&m, amrma_dgsp_type_program(t), mem,
+					count);
+			for (k = 0; k * STAGE < cl->n; k++) {
+				uint64_t len = cl->n - k * STAGE;
+
+				if (k >= 2)
+					spin_until(&cl->drained, k - 1);
+				amrma_dgsm_gather(&m, cl->stage[k % 2],
+						len < STAGE ? len : STAGE);
+				atomic_store_explicit(&cl->filled, k + 1,
+						memory_order_release);
+			}
+			break;
+		default:
+			amrma_dgsp_type_free(t);
+			amrma_xmem_region_free(reg);
+			_exit(0);
+		}
+		atomic_store_explicit(&cl->done_seq, seq, memory_order_release);
+	}
+}
+
+struct xp {
+	struct ctl *cl;
+	int sock;
+	uint64_t seq;
+	pid_t pid;
+};
+
+static void
+command(struct xp *x, uint64_t cmd)
+{
+	x->cl->cmd = cmd;
+	atomic_store_explicit(&x->cl->cmd_seq, ++x->seq, memory_order_release);
+}
+
+/* Importer side of a staged transfer of n bytes into w. */
+static void
+staged_xfer(struct xp *x, struct amrma_dgsm *w, uint64_t n)
+{
+	uint64_t k;
+
+	atomic_store(&x->cl->filled, 0);
+	atomic_store(&x->cl->drained, 0);
+	x->cl->n = n;
+	command(x, CMD_STAGE);
+	for (k = 0; k * STAGE < n; k++) {
+		uint64_t len = n - k * STAGE;
+
+		spin_until(&x->cl->filled, k + 1);
+		amrma_dgsm_scatter(w, x->cl->stage[k % 2],
+				len < STAGE ? len : STAGE);
+		atomic_store_explicit(&x->cl->drained, k + 1,
+				memory_order_release);
+	}
+	spin_until(&x->cl->done_seq, x->seq);
+}
+
+struct xres {
+	double warm, cold, pvm, staged;	/* GB/s */
+};
+
+/* One exported layout of chunk c; transfers of n bytes (0: all). */
+static void
+bench_xmem(struct xp *x, uint64_t c, uint64_t want, const uint64_t *sizes,
+		int nsizes, struct xres *res)
+{
+	struct amrma_xmem_import *mi, *pi;
+	struct amrma_dgsp_type *td;
+	struct amrma_dgsrm_side ws;
+	enum amrma_dgsp_reason why;
+	double tw[MAXREP], tc[MAXREP], tp[MAXREP], tsg[MAXREP], t0;
+	uint64_t cd, sd, total, n;
+	struct amrma_dgsm w;
+	uint8_t *dst;
+	int r, si, rc;
+
+	x->cl->c = c;
+	command(x, CMD_EXPORT);
+	rc = amrma_xmem_import_recv(x->sock, NULL, &mi, &why);
+	if (rc != 0)
+		die(amrma_dgsp_reason_str(why), rc);
+	rc = amrma_xmem_import_recv(x->sock, NULL, &pi, &why);
+	if (rc != 0)
+		die(amrma_dgsp_reason_str(why), rc);
+	spin_until(&x->cl->done_seq, x->seq);
+	td = mk_layout(L_STRIDED, c, want, 3, &cd, &sd);
+	dst = xalloc(sd);
+	ws.prog = amrma_dgsp_type_program(td);
+	ws.addr = (uint64_t)(uintptr_t)dst;
+	ws.count = cd;
+	total = amrma_xmem_import_total(mi);
+	for (si = 0; si < nsizes; si++) {
+		n = sizes[si] && sizes[si] < total ? sizes[si] : total;
+		for (r = -1; r < reps; r++) {
+			/* Cold: attach (mmap), copy, detach (munmap). */
+			amrma_xmem_import_unmap(mi);
+			t0 = now_ns();
+			amrma_xmem_copy(mi, &ws, AMRMA_DGSRM_PULL, 0, n);
+			amrma_xmem_import_unmap(mi);
+			if (r >= 0)
+				tc[r] = now_ns() - t0;
+			/* Warm: segments stay attached from the previous copy. */
+			amrma_xmem_copy(mi, &ws, AMRMA_DGSRM_PULL, 0, n);
+			t0 = now_ns();
+			amrma_xmem_copy(mi, &ws, AMRMA_DGSRM_PULL, 0, n);
+			if (r >= 0)
+				tw[r] = now_ns() - t0;
+			t0 = now_ns();
+			rc = (int)amrma_xmem_copy(pi, &ws, AMRMA_DGSRM_PULL,
+					0, n);
+			if (r >= 0)
+				tp[r] = now_ns() - t0;
+			if (rc < 0)
+				die("process_vm", rc);
+			amrma_dgsm_init(&w, ws.prog, dst, cd);
+			t0 = now_ns();
+			staged_xfer(x, &w, n);
+			if (r >= 0)
+				tsg[r] = now_ns() - t0;
+		}
+		res[si].warm = (double)n / median(tw, reps);
+		res[si].cold = (double)n / median(tc, reps);
+		res[si].pvm = (double)n / median(tp, reps);
+		res[si].staged = (double)n / median(tsg, reps);
+		emit("xmem_memfd_gbps", res[si].warm, "GB/s", c, "xmem", n);
+		emit("xmem_memfd_cold_gbps", res[si].cold, "GB/s", c, "xmem", n);
+		emit("xmem_pvm_gbps", res[si].pvm, "GB/s", c, "xmem", n);
+		emit("xmem_staged_gbps", res[si].staged, "GB/s", c, "xmem", n);
+		emit("direct_vs_staged", res[si].cold / res[si].staged, "ratio",
+			c, "xmem_memfd_cold", n);
+		emit("direct_vs_staged", res[si].warm / res[si].staged, "ratio",
+			c, "xmem_memfd_warm", n);
+		emit("direct_vs_staged", res[si].pvm / res[si].staged, "ratio",
+			c, "xmem_pvm", n);
+		emit("memfd_vs_pvm", res[si].warm / res[si].pvm, "ratio", c,
+			"xmem", n);
+	}
+	munmap(dst, sd);
+	amrma_dgsp_type_free(td);
+	amrma_xmem_import_close(mi);
+	amrma_xmem_import_close(pi);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const uint64_t full_chunks[] = { 8, 16, 32, 64, 128, 256, 512,
+		1024, 4096, 16384, 65536 };
+	static const uint64_t quick_chunks[] = { 8, 64, 256, 4096, 65536 };
+	static const uint64_t sweep[] = { 1024, 4096, 16384, 65536, 262144,
+		1 << 20, 4 << 20 };
+	const uint64_t *chunks = full_chunks;
+	uint64_t want = 32u << 20, xwant, in_chunk = 0;
+	uint64_t cc_cold = 0, cc_warm = 0, cb_cold = 0, cb_warm = 0;
+	int nchunks = sizeof(full_chunks) / sizeof(full_chunks[0]);
+	struct xres xr[8];
+	struct xp x;
+	int i, sv[2], st;
+	enum layout l;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0) {
+			chunks = quick_chunks;
+			nchunks = sizeof(quick_chunks) / sizeof(quick_chunks[0]);
+			want = 8u << 20;
+			reps = 3;
+		} else {
+			fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+			return 2;
+		}
+	}
+	for (l = 0; l < L_NLAYOUT; l++)
+		for (i = 0; i < nchunks; i++)
+			bench_dgsm(l, chunks[i], want);
+	for (i = 0; i < nchunks; i++)
+		if (bench_inproc(chunks[i], want, L_STRIDED) >= 1.0 && !in_chunk)
+			in_chunk = chunks[i];
+	emit("crossover_avg_chunk", (double)in_chunk, "B", in_chunk, "inproc",
+		want);
+	/* Irregular worker: no paired fast path, per-chunk costs show. */
+	in_chunk = 0;
+	for (i = 0; i < nchunks; i++)
+		if (bench_inproc(chunks[i], want, L_INDEXED) >= 1.0 && !in_chunk)
+			in_chunk = chunks[i];
+	emit("crossover_avg_chunk", (double)in_chunk, "B", in_chunk,
+		"inproc_indexed", want);
+
+	/* Cross-process: exporter child, shared control + stage. */
+	xwant = want / 2;
+	x.cl = mmap(NULL, sizeof(*x.cl), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (x.cl == MAP_FAILED || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		die("setup", -errno);
+	memset(x.cl, 0, sizeof(*x.cl));
+	x.seq = 0;
+	x.pid = fork();
+	if (x.pid == 0) {
+		close(sv[0]);
+		child(sv[1], x.cl, xwant);
+	}
+	close(sv[1]);
+	x.sock = sv[0];
+	/* Granularity: whole transfers at every chunk size. */
+	for (i = 0; i < nchunks; i++) {
+		uint64_t all = 0;
+
+		bench_xmem(&x, chunks[i], xwant, &all, 1, xr);
+		if (!cc_cold && xr[0].cold >= xr[0].staged)
+			cc_cold = chunks[i];
+		if (!cc_warm && xr[0].warm >= xr[0].staged)
+			cc_warm = chunks[i];
+	}
+	/* Size: coarse 4 KiB chunks, growing transfers. */
+	bench_xmem(&x, 4096, xwant, sweep, 7, xr);
+	for (i = 6; i >= 0 && xr[i].cold >= xr[i].staged; i--)
+		cb_cold = sweep[i];
+	for (i = 6; i >= 0 && xr[i].warm >= xr[i].staged; i--)
+		cb_warm = sweep[i];
+	/* 0 means: direct never caught up in the range measured. */
+	emit("crossover_avg_chunk", (double)cc_cold, "B", cc_cold,
+		"xmem_memfd_cold", xwant);
+	emit("crossover_avg_chunk", (double)cc_warm, "B", cc_warm,
+		"xmem_memfd_warm", xwant);
+	emit("crossover_bytes", (double)cb_cold, "B", 4096,
+		"xmem_memfd_cold", cb_cold);
+	emit("crossover_bytes", (double)cb_warm, "B", 4096,
+		"xmem_memfd_warm", cb_warm);
+	command(&x, CMD_QUIT);
+	waitpid(x.pid, &st, 0);
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef DGSP_TEST_CHECK_H
+#define DGSP_TEST_CHECK_H
+
+#include <errno.h>
+
+#include "ref.h"
+
+/* Library bounds == reference bounds (cmocka asserts). */
+void check_bounds(const struct pt *p);
+/*
+ * Compile, compare gather/scatter/seek/chunk walk with the reference for
+ * count elements, serialize round trip. deep adds every activation size.
+ */
+void check_pt(struct pt *p, uint64_t count, uint64_t *rng, bool deep);
+
+#endif

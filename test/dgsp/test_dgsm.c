@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Randomized (seeded) nested datatypes: bounds, gather, scatter, every
+ * activation size, random restarts, chunk walk and wire round trip all
+ * against the reference model. Plus seek cost on a long program.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "check.h"
+
+#define NTYPES 1500
+
+static void
+test_random_nested(void **state)
+{
+	uint64_t seed = 0x5eed0001, rng;
+	int i;
+
+	(void)state;
+	rng = seed;
+	for (i = 0; i < NTYPES; i++) {
+		struct pt *p = gen_type(&rng, (int)rng_range(&rng, 1, 5));
+
+		check_pt(p, rng_range(&rng, 0, 3), &rng, i % 4 == 0);
+		pt_free(p);
+	}
+}
+
+/* Deep nests exercise many frames on the DGSM stack. */
+static void
+test_random_deep(void **state)
+{
+	uint64_t rng = 0xdeef;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 200; i++) {
+		struct pt *p = gen_type(&rng, 7);
+
+		check_pt(p, rng_range(&rng, 1, 2), &rng, false);
+		pt_free(p);
+	}
+}
+
+/*
+ * Restart cost does not grow with the chunks before the offset: seeking to
+ * the end of a 2^22-chunk program costs about as much as seeking near the
+ * start (a linear walk would be ~10^5 times slower).
+ */
+static void
+test_seek_sublinear(void **state)
+{
+	struct amrma_dgsp_type *i1, *v, *w;
+	const struct amrma_dgsp *p;
+	struct amrma_dgsm m;
+	struct timespec t0, t1;
+	uint64_t total, x, sum = 0;	/* mismatches */
+	uint8_t *buf, b;
+	double ns;
+	int i;
+
+	(void)state;
+	amrma_dgsp_type_basic(1, &i1);
+	/* 2048 x 2048 single-byte chunks, stride 2: 4M chunks, 8 MiB buffer. */
+	amrma_dgsp_type_vector(2048, 1, 2, i1, &v);
+	amrma_dgsp_type_hvector(2048, 1, 4096 + 64, v, &w);
+	assert_int_equal(amrma_dgsp_type_commit(w), 0);
+	p = amrma_dgsp_type_program(w);
+	buf = calloc(1, (size_t)(4096 + 64) * 2048);
+	assert_non_null(buf);
+	for (i = 0; i < 2048; i++)
+		buf[(size_t)i * (4096 + 64) + 2 * 2047] = (uint8_t)i;
+	amrma_dgsm_init(&m, p, buf, 1);
+	total = m.total;
+	assert_int_equal(total, 2048 * 2048);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 100000; i++) {
+		x = total - 1 - (uint64_t)(i % 2048) * 2048;
+		assert_int_equal(amrma_dgsm_gather_at(&m, x, &b, 1), 1);
+		sum += b != (uint8_t)(x / 2048);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+		(double)(t1.tv_nsec - t0.tv_nsec)) / 100000;
+	/* The last byte of row r holds r. */
+	assert_int_equal(sum, 0);
+	printf("seek+gather near end of %llu chunks: %.0f ns\n",
+			(unsigned long long)total, ns);
+	assert_true(ns < 20000);	/* linear would be milliseconds */
+	free(buf);
+	amrma_dgsp_type_free(w);
+	amrma_dgsp_type_free(v);
+	amrma_dgsp_type_free(i1);
+}
+
+/* Large indexed lists go through binary search within one subroutine. */
+static void
+test_seek_indexed(void **state)
+{
+	enum { N = 100000 };
+	struct amrma_dgsp_type *i1, *t;
+	uint64_t *bl = malloc(N * sizeof(*bl));
+	int64_t *d = malloc(N * sizeof(*d));
+	uint64_t rng = 7, pos = 0, *start = malloc(N * sizeof(*start));
+	struct amrma_dgsm m;
+	uint8_t *buf;
+	int i;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		bl[i] = rng_range(&rng, 1, 5);
+		d[i] = (int64_t)i * 8;
+		start[i] = pos;
+		pos += bl[i];
+	}
+	amrma_dgsp_type_basic(1, &i1);
+	assert_int_equal(amrma_dgsp_type_hindexed(N, bl, d, i1, &t), 0);
+	assert_int_equal(amrma_dgsp_type_commit(t), 0);
+	buf = malloc((size_t)N * 8);
+	for (i = 0; i < N * 8; i++)
+		buf[i] = (uint8_t)(i / 8 * 31 + i % 8);
+	amrma_dgsm_init(&m, amrma_dgsp_type_program(t), buf, 1);
+	for (i = 0; i < 2000; i++) {
+		uint64_t blk = rng_range(&rng, 0, N - 1);
+		uint64_t j = rng_range(&rng, 0, bl[blk] - 1);
+		uint8_t b;
+
+		assert_int_equal(amrma_dgsm_gather_at(&m, start[blk] + j, &b,
+				1), 1);
+		assert_int_equal(b, (uint8_t)(blk * 31 + j));
+	}
+	free(buf);
+	free(bl);
+	free(d);
+	free(start);
+	amrma_dgsp_type_free(t);
+	amrma_dgsp_type_free(i1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_nested),
+		cmocka_unit_test(test_random_deep),
+		cmocka_unit_test(test_seek_sublinear),
+		cmocka_unit_test(test_seek_indexed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Cross-process DGS-RM: a forked exporter publishes a strided structure
+ * (memfd region or plain memory for process_vm), the importer pulls it into
+ * a differently shaped local structure and pushes new data back, direct and
+ * staged, whole and in packet-sized pieces; the exporter checks what landed.
+ * An export whose program reaches outside its region is refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "amrma_xmem.h"
+#include "check.h"
+
+#define COUNT 4
+
+struct layouts {
+	struct pt *e, *l;		/* exported, local */
+	int64_t *me, *ml;
+	size_t n;
+};
+
+static uint8_t
+f_pull(int64_t off)
+{
+	return (uint8_t)(off * 13 + 7);
+}
+
+static uint8_t
+f_push(size_t i)
+{
+	return (uint8_t)(i * 29 + 3);
+}
+
+static void
+make_layouts(struct layouts *ly)
+{
+	struct pt *i4 = pt_basic(4), *v;
+	size_t n2;
+
+	/* 64 x 3 ints every 5 ints, lb moved negative: 768 B per element. */
+	v = pt_vector(64, 3, 5, i4);
+	ly->e = pt_resized(v, -64, 64 * 5 * 4 + 64);
+	/* 96 x 2 ints every 3 ints, negative stride: also 768 B. */
+	ly->l = pt_vector(96, 2, -3, i4);
+	assert_non_null(ly->e);
+	assert_non_null(ly->l);
+	assert_int_equal(amrma_dgsp_type_commit(ly->e->t), 0);
+	assert_int_equal(amrma_dgsp_type_commit(ly->l->t), 0);
+	ly->me = ref_bytemap(&ly->e->m, COUNT, &ly->n);
+	ly->ml = ref_bytemap(&ly->l->m, COUNT, &n2);
+	assert_int_equal(ly->n, n2);
+	pt_free(v);
+	pt_free(i4);
+}
+
+static void
+free_layouts(struct layouts *ly)
+{
+	pt_free(ly->e);
+	pt_free(ly->l);
+	free(ly->me);
+	free(ly->ml);
+}
+
+/* Exporter process: never returns. */
+static void
+exporter(int sock, enum amrma_xmem_backend be, const struct layouts *ly,
+		bool hostile)
+{
+	struct amrma_xmem_region *r = NULL;
+	struct amrma_xmem_export ex;
+	uint8_t *mem, *data, cmd, ok;
+	size_t len = 64 * 1024, i;
+
+	if (be == AMRMA_XMEM_MEMFD) {
+		if (amrma_xmem_region_create(len, 4096, &r) != 0)
+			_exit(10);
+		mem = amrma_xmem_region_addr(r);
+	} else {
+		mem = malloc(len);
+		if (mem == NULL)
+			_exit(10);
+	}
+	for (i = 0; i < len; i++)
+		mem[i] = 0;
+	data = mem + 4096;
+	for (i = 0; i < ly->n; i++)
+		data[ly->me[i]] = f_pull(ly->me[i]);
+	memset(&ex, 0, sizeof(ex));
+	ex.backend = be;
+	ex.region = r;
+	ex.base = (uint64_t)(uintptr_t)mem;
+	/* Hostile: claim a region that ends before the data does. */
+	ex.len = hostile ? 4096 + 100 : len;
+	ex.prog = amrma_dgsp_type_program(ly->e->t);
+	ex.addr = (uint64_t)(uintptr_t)data;
+	ex.count = COUNT;
+	if (amrma_xmem_export_send(sock, &ex) != 0)
+		_exit(11);
+	while (read(sock, &cmd, 1) == 1 && cmd == 'V') {
+		ok = 1;
+		for (i = 0; i < ly->n; i++)
+			if (data[ly->me[i]] != f_push(i))
+				ok = 0;
+		if (write(sock, &ok, 1) != 1)
+			_exit(12);
+	}
+	amrma_xmem_region_free(r);
+	_exit(0);
+}
+
+static pid_t
+spawn(int *sock, enum amrma_xmem_backend be, const struct layouts *ly,
+		bool hostile)
+{
+	int sv[2];
+	pid_t pid;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		exporter(sv[1], be, ly, hostile);
+	}
+	close(sv[1]);
+	*sock = sv[0];
+	return pid;
+}
+
+static void
+reap(int sock, pid_t pid)
+{
+	int st;
+
+	close(sock);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void
+run_backend(enum amrma_xmem_backend be)
+{
+	struct amrma_xmem_import *imp = NULL;
+	struct amrma_dgsrm_side loc;
+	enum amrma_dgsp_reason why;
+	struct layouts ly;
+	struct tbuf lb;
+	uint8_t stage[1000], ok, cmd = 'V';
+	size_t i, mtu, off;
+	int sock, pass;
+	pid_t pid;
+
+	make_layouts(&ly);
+	pid = spawn(&sock, be, &ly, false);
+	assert_int_equal(amrma_xmem_import_recv(sock, NULL, &imp, &why), 0);
+	assert_int_equal(amrma_xmem_import_backend(imp), be);
+	assert_int_equal(amrma_xmem_import_total(imp), ly.n);
+	tbuf_alloc(&lb, ly.ml, ly.n, 16);
+	loc.prog = amrma_dgsp_type_program(ly.l->t);
+	loc.addr = (uint64_t)(uintptr_t)lb.base;
+	loc.count = COUNT;
+	for (pass = 0; pass < 4; pass++) {
+		/* 0: direct whole, 1: direct packets, 2: staged, 3: packets staged */
+		memset(lb.mem, 0, lb.len);
+		mtu = pass & 1 ? 1000 : ly.n;
+		for (off = 0; off < ly.n; off += mtu) {
+			size_t c = ly.n - off < mtu ? ly.n - off : mtu;
+			int64_t r = pass < 2 ?
+				amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PULL,
+						off, c) :
+				amrma_xmem_copy_staged(imp, &loc,
+						AMRMA_DGSRM_PULL, stage, 300,
+						off, c);
+
+			assert_int_equal(r, (int64_t)c);
+		}
+		for (i = 0; i < ly.n; i++)
+			assert_int_equal(lb.base[ly.ml[i]], f_pull(ly.me[i]));
+
+		for (i = 0; i < ly.n; i++)
+			lb.base[ly.ml[i]] = f_push(i);
+		for (off = 0; off < ly.n; off += mtu) {
+			size_t c = ly.n - off < mtu ? ly.n - off : mtu;
+			int64_t r = pass < 2 ?
+				amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PUSH,
+						off, c) :
+				amrma_xmem_copy_staged(imp, &loc,
+						AMRMA_DGSRM_PUSH, stage,
+						sizeof(stage), off, c);
+
+			assert_int_equal(r, (int64_t)c);
+		}
+		assert_int_equal(write(sock, &cmd, 1), 1);
+		assert_int_equal(read(sock, &ok, 1), 1);
+		assert_int_equal(ok, 1);
+		/* Restore the exporter's pull pattern for the next pass. */
+		for (i = 0; i < ly.n; i++)
+			lb.base[ly.ml[i]] = f_pull(ly.me[i]);
+		assert_int_equal(amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PUSH, 0,
+				ly.n), (int64_t)ly.n);
+	}
+	assert_int_equal(amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PULL, 1, ly.n),
+			-ERANGE);
+	amrma_xmem_import_close(imp);
+	tbuf_free(&lb);
+	reap(sock, pid);
+	free_layouts(&ly);
+}
+
+static void
+test_memfd(void **state)
+{
+	(void)state;
+	run_backend(AMRMA_XMEM_MEMFD);
+}
+
+static void
+test_pvm(void **state)
+{
+	(void)state;
+	run_backend(AMRMA_XMEM_PVM);
+}
+
+static void
+test_hostile_window(void **state)
+{
+	struct amrma_xmem_import *imp = NULL;
+	enum amrma_dgsp_reason why = AMRMA_DGSP_OK;
+	struct layouts ly;
+	int sock;
+	pid_t pid;
+
+	(void)state;
+	/* PVM exports declare their region; memfd ones carry the true size. */
+	make_layouts(&ly);
+	pid = spawn(&sock, AMRMA_XMEM_PVM, &ly, true);
+	assert_int_equal(amrma_xmem_import_recv(sock, NULL, &imp, &why),
+			-EINVAL);
+	assert_int_equal(why, AMRMA_DGSP_E_WINDOW);
+	assert_null(imp);
+	reap(sock, pid);
+	free_layouts(&ly);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memfd),
+		cmocka_unit_test(test_pvm),
+		cmocka_unit_test(test_hostile_window),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

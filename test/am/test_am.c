@@ -200,12 +200,18 @@ check_exactly_once(uint32_t n)
 	}
 }
 
+static bool
+no_mbufs_held(void *arg)
+{
+	return h_mbufs_in_use(arg) == 0;
+}
+
 static void
 quiesce_and_destroy(struct harness *h)
 {
-	/* let the last acks flow so every held frame is released */
-	h_run_for(h, 20);
-	assert_int_equal(h_mbufs_in_use(h), 0);
+	/* the last acks (or a backed-off retransmission) release every held frame */
+	if (!h_run_until(h, no_mbufs_held, h, 5000))
+		fail_msg("%u mbufs still held after quiescing", h_mbufs_in_use(h));
 	h_destroy(h);
 }
 
@@ -226,11 +232,18 @@ test_two_nodes(void **state)
 		amrma_node_stats_get(h.n[i].node, &st);
 		amrma_am_stats_foreach(&st, print_stat, &i);
 	}
-	amrma_node_stats_get(h.n[1].node, &st);
-	assert_int_equal(st.requests_handled, 2000);
-	assert_int_equal(st.replies_handled, 2000);
-	assert_int_equal(st.retransmits, 0);
-	assert_int_equal(st.rx_rejected[AMRMA_WIRE_ERR_BAD_UDP_CSUM], 0);
+	{
+		struct amrma_am_stats s0;
+
+		amrma_node_stats_get(h.n[0].node, &s0);
+		amrma_node_stats_get(h.n[1].node, &st);
+		assert_int_equal(st.requests_handled, 2000);
+		assert_int_equal(st.replies_handled, 2000);
+		/* a lossless link: whatever a (slow, e.g. valgrind) run resent arrived twice */
+		assert_int_equal(s0.retransmits + st.retransmits, s0.duplicates + st.duplicates);
+		assert_int_equal(st.rx_rejected[AMRMA_WIRE_ERR_BAD_UDP_CSUM], 0);
+		assert_int_equal(s0.tx_drops + st.tx_drops, 0);
+	}
 	assert_true(amrma_ctx_outstanding(h_ctx(&h, 0, 0)) == 0);
 	quiesce_and_destroy(&h);
 }
@@ -362,8 +375,7 @@ test_peer_dies_after_ack(void **state)
 	assert_int_equal(h_create(&h, 2, 1, &c), 0);
 	register_all(&h);
 	memset(&L, 0, sizeof(L));
-	/* node 0 loses everything from node 1 except the first ack-bearing frames? no:
-	 * simplest faithful model: node 1 receives, then node 0's RX is cut */
+	/* the request reaches node 1, then node 0 hears nothing more from it */
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL, 0,
 					  load_done, (void *)(uintptr_t)7), 0);
 	amrma_node_poll(h.n[0].node, 32);	/* request leaves */
@@ -374,9 +386,8 @@ test_peer_dies_after_ack(void **state)
 	assert_int_equal(L.last_err, -ETIMEDOUT);
 	assert_int_equal(L.handled[7], 1);
 	h.n[0].fault.blackhole = false;
-	h_run_for(&h, 30);	/* node 1 gives up on its reply too and frees it */
-	assert_int_equal(h_mbufs_in_use(&h), 0);
-	h_destroy(&h);
+	/* node 1 gives up on its reply too and frees it */
+	quiesce_and_destroy(&h);
 }
 
 /* --- request/reply rules --- */

@@ -442,14 +442,15 @@ amrma_tag_purge_src(struct amrma_tag_engine *e, uint32_t src, amrma_tag_msg_cb_t
 		return -EINVAL;
 	for (ue = TAILQ_FIRST(&e->unexpected); ue != NULL; ue = next) {
 		next = TAILQ_NEXT(ue, next);
-		if (ue->msg.src != src)
+		struct amrma_tag_msg msg = ue->msg;
+
+		if (msg.src != src)
 			continue;
 		unexp_unlink(e, ue);
 		TAILQ_INSERT_HEAD(&e->unexp_free, ue, next);
 		n++;
-		/* The entry is free again but not reused before we return: msg is intact. */
 		if (msg_cb != NULL)
-			msg_cb(&ue->msg, arg);
+			msg_cb(&msg, arg);
 	}
 	for (i = 0; i < e->cfg.max_posted; i++)
 		if (e->recvs[i].state == RECV_POSTED && e->recvs[i].r.src == src) {

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -467,6 +466,7 @@ static struct rte_rcu_qsbr *race_rcu;
 static uint64_t race_keys[NSLOT];	/* atomic: currently or recently valid keys */
 static uint64_t race_dead[NSLOT];	/* atomic: keys whose deregister has returned */
 static bool race_stop;
+static bool race_ready;		/* reader is online: the race can start */
 static char race_buf[NSLOT][256];
 static int race_released;
 
@@ -498,6 +498,7 @@ race_reader(void *arg)
 		rte_rcu_qsbr_thread_register(race_rcu, 0);
 		rte_rcu_qsbr_thread_online(race_rcu, 0);
 	}
+	__atomic_store_n(&race_ready, true, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&race_stop, __ATOMIC_ACQUIRE)) {
 		unsigned int s = i++ % NSLOT;
 		uint64_t key = __atomic_load_n(&race_keys[s], __ATOMIC_ACQUIRE);
@@ -549,6 +550,7 @@ run_race(const char *name, bool rcu)
 	race_t = amrma_region_table_create(&cfg);
 	assert_non_null(race_t);
 	race_stop = false;
+	race_ready = false;
 	race_released = 0;
 	memset(race_dead, 0, sizeof(race_dead));
 	for (s = 0; s < NSLOT; s++) {
@@ -557,7 +559,10 @@ run_race(const char *name, bool rcu)
 		n++;
 	}
 	assert_int_equal(pthread_create(&th, NULL, race_reader, NULL), 0);
-	for (i = 0; i < 20000; i++) {
+	while (!__atomic_load_n(&race_ready, __ATOMIC_ACQUIRE))
+		usleep(100);
+	/* Fewer rounds with RCU: each may wait for the reader to be scheduled. */
+	for (i = 0; i < (rcu ? 5000 : 20000); i++) {
 		uint64_t key;
 
 		s = i % NSLOT;
@@ -568,7 +573,7 @@ run_race(const char *name, bool rcu)
 						    AMRMA_REGION_READ, &r[s], &key)) == -ENOSPC &&
 		       rcu) {
 			waits++;
-			sched_yield();
+			usleep(20);	/* let the reader run even on a busy machine */
 		}
 		assert_int_equal(ret, 0);
 		n++;

@@ -162,10 +162,26 @@ tag_model_run(const uint8_t *data, size_t len, struct tag_model_counts *c)
 				md->bytes += msg.held_bytes;
 				c->queued++;
 			}
-		} else {			/* cancel a receive, or drain a message */
+		} else {			/* cancel a receive, purge a source, drain */
 			uint8_t b = next(&rd);
 
-			if ((b & 1) && md->nposted > 0) {
+			if ((b & 0x0f) == 0x0e) {
+				uint32_t src = (b >> 4) % 3;
+				int n = 0;
+
+				for (i = md->nunexp - 1; i >= 0; i--)
+					if (md->unexp[i].src == src) {
+						unexp_remove(md, i);
+						n++;
+					}
+				for (i = md->nposted - 1; i >= 0; i--)
+					if (md->posted[i].src == src) {
+						posted_remove(md, i);
+						n++;
+					}
+				CHECK(amrma_tag_purge_src(e, src, NULL, NULL) == n);
+				c->purged += n;
+			} else if ((b & 1) && md->nposted > 0) {
 				i = (b >> 1) % md->nposted;
 				CHECK(amrma_tag_cancel(e, md->posted[i].id) == 0);
 				CHECK(amrma_tag_cancel(e, md->posted[i].id) == -ENOENT);

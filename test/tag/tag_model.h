@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 struct tag_model_counts {
-	unsigned long matched, queued, refused, cancelled, drained;
+	unsigned long matched, queued, refused, cancelled, drained, purged;
 };
 
 /* Returns normally iff engine and model agreed on every step. */

@@ -521,6 +521,64 @@ test_invalid_args(void **state)
 	amrma_tag_engine_free(NULL);
 }
 
+static void
+count_msg_cb(const struct amrma_tag_msg *msg, void *arg)
+{
+	uintptr_t *sum = arg;
+
+	*sum += (uintptr_t)msg->cookie;
+}
+
+/* A dead peer's unexpected messages and source-specific receives go; others stay. */
+static void
+test_purge_src(void **state)
+{
+	struct amrma_tag_engine *e = engine(8, 8, 1000);
+	struct amrma_tag_match m;
+	struct amrma_tag_recv r;
+	struct amrma_tag_msg msg;
+	struct amrma_tag_stats st;
+	struct cq q = { .n = 0 };
+	uint64_t id_src2, id_any, id_src3;
+	uintptr_t sum = 0;
+	char buf[64];
+
+	(void)state;
+	msg = msg_desc(1, 2, 10, 1);
+	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
+	msg = msg_desc(1, 3, 10, 2);
+	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
+	msg = msg_desc(5, 2, 10, 4);
+	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
+	r = recv_desc(9, 0, 2, buf, sizeof(buf), &q);
+	assert_int_equal(amrma_tag_post_recv(e, &r, &id_src2, &m), 0);
+	r = recv_desc(0x90, 0xf, 2, buf, sizeof(buf), &q);	/* wildcard tag, source 2 */
+	assert_int_equal(amrma_tag_post_recv(e, &r, &id_src2, &m), 0);
+	r = recv_desc(9, 0, AMRMA_TAG_ANY_SRC, buf, sizeof(buf), &q);
+	assert_int_equal(amrma_tag_post_recv(e, &r, &id_any, &m), 0);
+	r = recv_desc(9, 0, 3, buf, sizeof(buf), &q);
+	assert_int_equal(amrma_tag_post_recv(e, &r, &id_src3, &m), 0);
+
+	assert_int_equal(amrma_tag_purge_src(e, 2, count_msg_cb, &sum), 4);
+	assert_int_equal(sum, 1 + 4);
+	assert_int_equal(q.n, 2);
+	assert_int_equal(q.c[0].status, -ECANCELED);
+	assert_int_equal(q.c[1].status, -ECANCELED);
+	amrma_tag_stats_get(e, &st);
+	assert_int_equal(st.unexpected, 1);
+	assert_int_equal(st.unexpected_bytes, 10);
+	assert_int_equal(st.posted, 2);
+	/* The survivors still match. */
+	assert_int_equal(amrma_tag_probe(e, 1, 0, 3, &msg), 1);
+	assert_ptr_equal(msg.cookie, (void *)2);
+	msg = msg_desc(9, 7, 1, 8);
+	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+	assert_true(m.recv_id == id_any);
+	assert_int_equal(amrma_tag_purge_src(e, 2, NULL, NULL), 0);
+	assert_int_equal(amrma_tag_purge_src(e, AMRMA_TAG_ANY_SRC, NULL, NULL), -EINVAL);
+	amrma_tag_engine_free(e);
+}
+
 /*
  * Differential test: random bytes decoded into posts (exact and wildcard), arrivals,
  * cancels and drains; the binned engine must agree with a naive in-order model on every
@@ -543,10 +601,11 @@ test_differential(void **state)
 	}
 	tag_model_run(bytes, sizeof(bytes), &c);
 	print_message("differential: %lu matched, %lu queued, %lu refused, %lu cancelled, "
-		      "%lu drained\n", c.matched, c.queued, c.refused, c.cancelled, c.drained);
+		      "%lu drained, %lu purged\n", c.matched, c.queued, c.refused, c.cancelled,
+		      c.drained, c.purged);
 	/* Every path was exercised. */
 	assert_true(c.matched > 1000 && c.queued > 1000 && c.refused > 100 &&
-		    c.cancelled > 100 && c.drained > 100);
+		    c.cancelled > 100 && c.drained > 100 && c.purged > 100);
 }
 
 int
@@ -564,6 +623,7 @@ main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_callback_reposts),
 		cmocka_unit_test(test_invalid_args),
+		cmocka_unit_test(test_purge_src),
 		cmocka_unit_test(test_differential),
 	};
 

@@ -29,6 +29,67 @@ amrma_am_max_payload(const struct amrma_ctx *ctx, unsigned int nargs)
 	return max > a ? max - a : 0;
 }
 
+/* Everything a request needs before its frame exists: rules, sizes, room. */
+static int
+request_check(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler, unsigned int nargs,
+	      uint32_t len, amrma_am_done_t done, struct channel **chp)
+{
+	struct channel *ch;
+
+	if (unlikely(ctx->in_handler != IN_NONE)) {
+		ctx->st.rule_violations++;
+		return -EPERM;
+	}
+	if (nargs > AMRMA_WIRE_MAX_ARGS || handler >= AMRMA_WIRE_MAX_HANDLERS || done == NULL)
+		return -EINVAL;
+	if (len > amrma_am_max_payload(ctx, nargs))
+		return -EMSGSIZE;
+	ch = ctx_channel(ctx, dst.node, dst.ctx);
+	if (ch == NULL)
+		return -EINVAL;
+	if (ch->dead)
+		return -ENOTCONN;
+	if (ctx->nb_op_free == 0 || chan_queued(ch) >= CH_REQ_SLOTS)
+		return -EAGAIN;
+	*chp = ch;
+	return 0;
+}
+
+static void
+request_fields(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+	       unsigned int nargs, uint32_t len, struct amrma_wire_fields *f)
+{
+	uint32_t idx = ctx->op_free[ctx->nb_op_free - 1];
+
+	*f = (struct amrma_wire_fields){
+		.type = AMRMA_WIRE_REQUEST,
+		.nargs = (uint8_t)nargs,
+		.src_ctx = (uint8_t)ctx->idx,
+		.dst_ctx = dst.ctx,
+		.handler = handler,
+		.src_node = ctx->node->conf.node_id,
+		.dst_node = dst.node,
+		.payload_len = (uint16_t)len,
+		.token = ((uint32_t)ctx->ops[idx].gen << 16) | idx,
+	};
+}
+
+static void
+request_send(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
+	     amrma_am_done_t done, void *arg)
+{
+	uint32_t idx = ctx->op_free[--ctx->nb_op_free];
+	struct op *op = &ctx->ops[idx];
+
+	op->done = done;
+	op->arg = arg;
+	op->ch = ch;
+	op->state = OP_WAIT;
+	if (ch->ops++ == 0)
+		ch->last_rx = rte_rdtsc();	/* silence is measured from now */
+	chan_queue(ctx, ch, m);		/* cannot fail: room was checked */
+}
+
 int
 amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 		 const uint64_t *args, unsigned int nargs, const void *payload,
@@ -37,52 +98,45 @@ amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 	struct amrma_wire_fields f;
 	struct channel *ch;
 	struct rte_mbuf *m;
-	struct op *op;
-	uint32_t idx;
 	int ret;
 
-	if (unlikely(ctx->in_handler != IN_NONE)) {
-		ctx->st.rule_violations++;
-		return -EPERM;
-	}
-	ret = check_size(ctx, nargs, payload, len);
+	if (len != 0 && payload == NULL)
+		return -EINVAL;
+	ret = request_check(ctx, dst, handler, nargs, len, done, &ch);
 	if (ret != 0)
 		return ret;
-	if (handler >= AMRMA_WIRE_MAX_HANDLERS || done == NULL)
-		return -EINVAL;
-	ch = ctx_channel(ctx, dst.node, dst.ctx);
-	if (ch == NULL)
-		return -EINVAL;
-	if (ch->dead)
-		return -ENOTCONN;
-	if (ctx->nb_op_free == 0 || chan_queued(ch) >= CH_REQ_SLOTS)
-		return -EAGAIN;
-
-	idx = ctx->op_free[ctx->nb_op_free - 1];
-	op = &ctx->ops[idx];
-	f = (struct amrma_wire_fields){
-		.type = AMRMA_WIRE_REQUEST,
-		.nargs = (uint8_t)nargs,
-		.src_ctx = (uint8_t)ctx->idx,
-		.dst_ctx = dst.ctx,
-		.handler = handler,
-		.src_node = ctx->node->conf.node_id,
-		.dst_node = dst.node,
-		.payload_len = len,
-		.token = ((uint32_t)op->gen << 16) | idx,
-	};
+	request_fields(ctx, dst, handler, nargs, len, &f);
 	m = frame_alloc(ctx, ch, &f, args, payload);
 	if (m == NULL)
 		return -ENOBUFS;
-	ctx->nb_op_free--;
-	op->done = done;
-	op->arg = arg;
-	op->ch = ch;
-	op->state = OP_WAIT;
-	if (ch->ops++ == 0)
-		ch->last_rx = rte_rdtsc();	/* silence is measured from now */
-	chan_queue(ctx, ch, m);		/* cannot fail: room checked above */
+	request_send(ctx, ch, m, done, arg);
 	return 0;
+}
+
+int
+amrma_am_request_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		      const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
+		      amrma_am_done_t done, void *arg)
+{
+	struct amrma_wire_fields f;
+	struct channel *ch;
+	struct rte_mbuf *m;
+	int ret;
+
+	if (payload == NULL)
+		return -EINVAL;
+	ret = request_check(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), done, &ch);
+	if (ret == 0) {
+		request_fields(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), &f);
+		m = frame_alloc_chain(ctx, ch, &f, args, payload);
+		if (m != NULL) {
+			request_send(ctx, ch, m, done, arg);
+			return 0;
+		}
+		ret = -ENOBUFS;
+	}
+	rte_pktmbuf_free(payload);
+	return ret;
 }
 
 int

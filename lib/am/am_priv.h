@@ -97,6 +97,9 @@ struct amrma_ctx {
 	struct amrma_wire_rx_params rxp;
 	struct amrma_wire_rx_params rxp_nocsum;
 	struct amrma_am_stats st;
+	amrma_ctx_hook_t hook;
+	void *hook_arg;
+	void *priv;
 	struct rte_mbuf *tx[TX_BUF];
 	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* payloads split across segments */
 } __rte_cache_aligned;
@@ -146,6 +149,9 @@ static inline uint32_t chan_queued(const struct channel *ch)
 struct rte_mbuf *frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 			     const struct amrma_wire_fields *f, const uint64_t *args,
 			     const void *payload);
+struct rte_mbuf *frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
+				   const struct amrma_wire_fields *f, const uint64_t *args,
+				   struct rte_mbuf *payload);
 void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 		    uint32_t seq);
 void ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m);

@@ -69,6 +69,9 @@ struct amrma_am_msg {
 	void *op_arg;			/**< replies: the arg given to amrma_am_request() */
 };
 
+/** Handler indices below this are the application's; the rest belong to amrma protocols. */
+#define AMRMA_AM_USER_HANDLERS 240
+
 /** Handler return value meaning "I keep msg->mbuf and will free it myself". */
 #define AMRMA_AM_KEEP_MBUF 1
 
@@ -102,6 +105,9 @@ struct amrma_node_conf {
 	uint32_t ack_delay_us;		/**< delayed standalone ack */
 	uint16_t ack_every;		/**< ack at once after this many unacked frames */
 	bool require_csum;		/**< reject frames without UDP checksum */
+	bool tx_csum;			/**< compute UDP checksums on TX (off: 0, for links
+					 *   that cannot corrupt, e.g. memif; needs the peer's
+					 *   require_csum off) */
 };
 
 /** Fill conf with defaults (node_id 0, 1 context, window 64, rto 2 ms, 8 retries...). */
@@ -147,6 +153,16 @@ int amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handle
 		     uint16_t len, amrma_am_done_t done, void *arg);
 
 /**
+ * Like amrma_am_request() but the payload is an mbuf segment (chain) that the frame
+ * references instead of copying: typically a segment attached to the caller's memory with
+ * rte_pktmbuf_attach_extbuf() (zero-copy TX). The core owns payload from the call on, also
+ * when it fails; the caller's memory is referenced until the frame is acknowledged.
+ */
+int amrma_am_request_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+			  const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
+			  amrma_am_done_t done, void *arg);
+
+/**
  * Reply to the request tok from inside its handler. handler may be AMRMA_WIRE_NO_HANDLER
  * (the initiator's done callback still gets status).
  *
@@ -163,6 +179,16 @@ int amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler
  * @return the amount of work done (0 = idle).
  */
 int amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget);
+
+/** Work a protocol layer does on every poll of a context; returns work done. */
+typedef int (*amrma_ctx_hook_t)(struct amrma_ctx *ctx, void *arg);
+
+/** Install the poll hook of ctx (one per context; NULL removes it). */
+void amrma_ctx_set_hook(struct amrma_ctx *ctx, amrma_ctx_hook_t fn, void *arg);
+
+/** Per-context pointer for a protocol layer (e.g. RMA state); NULL until set. */
+void *amrma_ctx_priv(const struct amrma_ctx *ctx);
+void amrma_ctx_set_priv(struct amrma_ctx *ctx, void *priv);
 
 /** Poll every context of the node (one lcore runs the whole node). */
 int amrma_node_poll(struct amrma_node *node, unsigned int budget);

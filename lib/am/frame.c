@@ -31,6 +31,31 @@ frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 	return m;
 }
 
+/* Headers in a fresh mbuf, the payload segment(s) chained behind it (zero-copy). */
+struct rte_mbuf *
+frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
+		  const struct amrma_wire_fields *f, const uint64_t *args, struct rte_mbuf *payload)
+{
+	struct amrma_wire_fields fe = *f;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
+	size_t hlen = amrma_wire_hdr_len(f->nargs);
+	char *p;
+
+	if (m == NULL)
+		return NULL;
+	p = rte_pktmbuf_append(m, hlen);
+	if (p == NULL || rte_pktmbuf_chain(m, payload) != 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	fe.src_epoch = ctx->node->epoch;
+	fe.dst_epoch = ch->peer_epoch;
+	amrma_wire_build_hdr(p, hlen, &ch->addr, &fe, args);
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	m->l3_len = sizeof(struct rte_ipv4_hdr);
+	return m;
+}
+
 /*
  * Set the fields only known at first transmission (seq, piggybacked ack) and the
  * checksum. The mbuf is still exclusively ours here; after this it may be shared with
@@ -51,7 +76,9 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 	ch->ack_pending = 0;
 	ch->ack_now = false;
 
-	if (ctx->dev->tx_csum_offload) {
+	if (!ctx->node->conf.tx_csum) {
+		udp->dgram_cksum = 0;
+	} else if (ctx->dev->tx_csum_offload) {
 		ip->hdr_checksum = 0;
 		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
 			       RTE_MBUF_F_TX_UDP_CKSUM;

@@ -30,6 +30,7 @@ amrma_node_conf_defaults(struct amrma_node_conf *c)
 	c->ack_delay_us = 20;
 	c->ack_every = 16;
 	c->require_csum = true;
+	c->tx_csum = true;
 }
 
 static uint64_t

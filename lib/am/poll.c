@@ -34,6 +34,8 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 			am_rx_frame(ctx, pkts[i], now, true);
 	}
 	work += n;
+	if (ctx->hook != NULL)
+		work += ctx->hook(ctx, ctx->hook_arg);
 	if (ctx->nb_ack != 0)
 		chan_send_acks(ctx, now, false);
 	if (now >= ctx->next_tick) {
@@ -54,6 +56,25 @@ amrma_node_poll(struct amrma_node *node, unsigned int budget)
 	for (i = 0; i < node->conf.nb_ctx; i++)
 		work += amrma_ctx_poll(&node->ctx[i], budget);
 	return work;
+}
+
+void
+amrma_ctx_set_hook(struct amrma_ctx *ctx, amrma_ctx_hook_t fn, void *arg)
+{
+	ctx->hook_arg = arg;
+	ctx->hook = fn;
+}
+
+void *
+amrma_ctx_priv(const struct amrma_ctx *ctx)
+{
+	return ctx->priv;
+}
+
+void
+amrma_ctx_set_priv(struct amrma_ctx *ctx, void *priv)
+{
+	ctx->priv = priv;
 }
 
 void

@@ -20,8 +20,12 @@ transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t n
 	/* an empty pipe starts the timer; otherwise it runs from the last progress */
 	if (ch->snd_una == ch->snd_sent || ch->timer_due == 0)
 		ch->timer_due = now + ch->rto;
-	/* the channel keeps its reference for retransmission; the port gets another */
-	rte_mbuf_refcnt_update(s->m, 1);
+	struct rte_mbuf *seg;
+
+	/* the channel keeps its reference for retransmission; the port gets another.
+	 * Freeing a chain drops a reference on every segment, so take one on each. */
+	for (seg = s->m; seg != NULL; seg = seg->next)
+		rte_mbuf_refcnt_update(seg, 1);
 	s->sent_tsc = now;
 	s->tries++;
 	ctx_tx(ctx, s->m);

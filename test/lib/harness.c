@@ -107,7 +107,10 @@ fault_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
 		else
 			rte_pktmbuf_free(m);
 		if (chance(f, f->dup_pct) && k < RTE_DIM(out)) {
-			rte_mbuf_refcnt_update(m, 1);
+			struct rte_mbuf *seg;
+
+			for (seg = m; seg != NULL; seg = seg->next)
+				rte_mbuf_refcnt_update(seg, 1);
 			out[k++] = m;
 			f->duplicated++;
 		}
@@ -185,7 +188,7 @@ h_create(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
 		if (ret != 0)
 			return ret;
 		/* 198.18.0.0/15: the benchmarking range, never routed anywhere */
-		hn->ip = rte_cpu_to_be_32(RTE_IPV4(198, 18, 0, i + 1));
+		hn->ip = rte_cpu_to_be_32((198u << 24) | (18u << 16) | (i + 1));
 		if (conf != NULL)
 			c = *conf;
 		else

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef AMRMA_RMA_H
+#define AMRMA_RMA_H
+
+/**
+ * @file
+ * Remote Memory Access over Active Messages.
+ *
+ * put copies a local buffer into a peer's registered region; get copies a peer's region
+ * into a local buffer. The remote side is named by (endpoint, access key, offset into the
+ * region): see amrma_region.h. Every request is validated at the target (key, range without
+ * overflow, permission) before a byte moves; a failure completes the operation with the
+ * target's error (-ENOKEY, -EACCES, -ERANGE, -EOVERFLOW).
+ *
+ * Protocols (chosen by size, or forced with a flag):
+ *  - short: one AM request carries the data (put) or asks for it (get); one reply.
+ *  - pipelined: MTU-sized AM requests, each with its own remote offset, a window in flight,
+ *    placed in whatever order they arrive. Put chunks are sent zero-copy (an mbuf attached
+ *    to the caller's buffer with rte_pktmbuf_attach_extbuf()).
+ *  - rendezvous: the request carries only (key, offset, length, tag); the target's handler
+ *    validates it and enqueues an RMA request into the RMA queue (an rte_ring); the progress
+ *    engine (amrma_rma_progress(), or its rte_service) dequeues it and posts a tagged
+ *    receive over the target range (put) or issues the tagged send from the region (get).
+ *
+ * Completion: an operation completes once (AMRMA_RMA_EV_DONE, or amrma_rma_test/wait) when
+ * its data is placed remotely (put) or locally (get) and the source buffer is no longer
+ * referenced. With AMRMA_RMA_F_LOCAL_CB a put also reports AMRMA_RMA_EV_LOCAL as soon as
+ * its source buffer may be reused; with AMRMA_RMA_F_PER_PACKET each placed packet reports
+ * AMRMA_RMA_EV_PACKET.
+ *
+ * Threading: operations are issued, polled and completed on the lcore that polls their
+ * context; the progress engine may run on another lcore.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amrma_am.h"
+#include "amrma_region.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** AM handler indices used by RMA (in the range reserved for amrma protocols). */
+enum {
+	AMRMA_RMA_H_PUT = AMRMA_AM_USER_HANDLERS,	/**< short/pipelined put chunk */
+	AMRMA_RMA_H_GET,			/**< short/pipelined get chunk request */
+	AMRMA_RMA_H_GET_REPLY,			/**< its data */
+	AMRMA_RMA_H_RTS,			/**< rendezvous put: range, key, tag */
+	AMRMA_RMA_H_RGET,			/**< rendezvous get: range, key, tag */
+	AMRMA_RMA_H_TDATA,			/**< tagged message data */
+	AMRMA_RMA_H_CTS,			/**< rendezvous put: receive posted */
+	AMRMA_RMA_H_LAST = AMRMA_RMA_H_CTS,
+};
+
+/** Engine configuration; start from amrma_rma_conf_defaults(). */
+struct amrma_rma_conf {
+	uint32_t max_regions;		/**< region table capacity */
+	uint32_t max_ops;		/**< operations in flight per context (<= 65535) */
+	uint32_t short_max;		/**< largest put/get sent as one copied frame */
+	uint64_t rndv_threshold;	/**< operations of this size and more use rendezvous */
+	uint32_t pipeline_depth;	/**< chunks in flight per operation */
+	uint32_t queue_size;		/**< RMA queue entries (power of two) */
+	bool zero_copy;			/**< attach put payloads instead of copying */
+	uint32_t progress_ctx;		/**< context the progress engine sends from */
+};
+
+void amrma_rma_conf_defaults(struct amrma_rma_conf *conf);
+
+struct amrma_rma;
+
+/**
+ * Create the RMA engine of a node: region table, per-context operation tables, the RMA
+ * queue, handlers and poll hooks.
+ * @return 0 or a negative errno.
+ */
+int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
+		     struct amrma_rma **out);
+
+/** Destroy it; operations in flight complete with -ECANCELED. */
+void amrma_rma_destroy(struct amrma_rma *rma);
+
+/** The node's region table (register memory here; publish the keys to peers). */
+struct amrma_region_table *amrma_rma_regions(struct amrma_rma *rma);
+
+/** The RMA engine attached to a node's context (NULL if none). */
+struct amrma_rma *amrma_rma_of(const struct amrma_ctx *ctx);
+
+/** Operation flags. */
+#define AMRMA_RMA_F_LOCAL_CB	(1u << 0)	/**< report local completion of a put */
+#define AMRMA_RMA_F_PER_PACKET	(1u << 1)	/**< report each placed packet */
+#define AMRMA_RMA_F_SHORT	(1u << 4)	/**< force the short protocol */
+#define AMRMA_RMA_F_PIPELINED	(1u << 5)	/**< force the pipelined protocol */
+#define AMRMA_RMA_F_RENDEZVOUS	(1u << 6)	/**< force the rendezvous protocol */
+#define AMRMA_RMA_F_COPY	(1u << 7)	/**< never zero-copy (source reusable at once) */
+
+enum amrma_rma_event {
+	AMRMA_RMA_EV_LOCAL = 1,		/**< put: source buffer reusable */
+	AMRMA_RMA_EV_PACKET = 2,	/**< one packet placed (status is its status) */
+	AMRMA_RMA_EV_DONE = 4,		/**< operation complete (status 0 or first error) */
+};
+
+/** Completion callback; runs on the context's lcore. */
+typedef void (*amrma_rma_cb_t)(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev,
+			       int status);
+
+/** Handle of an operation (0 = none). Stale handles are detected, never dereferenced. */
+typedef uint64_t amrma_rma_req_t;
+
+/**
+ * Write len bytes from src to offset of the region `key` at dst.
+ *
+ * @param cb   optional completion callback
+ * @param req  optional handle for amrma_rma_test/wait; when NULL the operation releases
+ *             itself after its DONE callback
+ * @return 0; -EAGAIN (operation table full: poll, retry); -EINVAL; -EPERM (inside a
+ *   handler); -ENOTCONN (peer dead).
+ */
+int amrma_rma_put(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key, uint64_t offset,
+		  const void *src, size_t len, uint32_t flags, amrma_rma_cb_t cb, void *arg,
+		  amrma_rma_req_t *req);
+
+/** Read len bytes at offset of the region `key` at dst into buf. Same conventions. */
+int amrma_rma_get(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key, uint64_t offset,
+		  void *buf, size_t len, uint32_t flags, amrma_rma_cb_t cb, void *arg,
+		  amrma_rma_req_t *req);
+
+/**
+ * @return 1 and *status when req completed (the handle is released), 0 while pending,
+ *   -EINVAL for an unknown or already released handle.
+ */
+int amrma_rma_test(struct amrma_ctx *ctx, amrma_rma_req_t req, int *status);
+
+/** 1 once a put's source buffer may be reused (also before completion); -EINVAL if stale. */
+int amrma_rma_local_done(struct amrma_ctx *ctx, amrma_rma_req_t req);
+
+/** Poll ctx until req completes; returns its status (or -EINVAL). */
+int amrma_rma_wait(struct amrma_ctx *ctx, amrma_rma_req_t req);
+
+/** Poll ctx until every operation it issued to dst completed. */
+void amrma_rma_flush(struct amrma_ctx *ctx, struct amrma_ep dst);
+
+/** Operations of ctx not yet released. */
+unsigned int amrma_rma_outstanding(const struct amrma_ctx *ctx);
+
+/**
+ * One round of the progress engine: serve the RMA queue (post tagged receives, issue
+ * tagged sends, finish placed messages). Run it on one lcore, or through the service.
+ * @return work done.
+ */
+int amrma_rma_progress(struct amrma_rma *rma);
+
+/** Register the progress engine as an rte_service (the caller maps and starts it). */
+int amrma_rma_service_register(struct amrma_rma *rma, uint32_t *service_id);
+
+/** Counters of one context (initiator and target roles). */
+struct amrma_rma_stats {
+	uint64_t puts;
+	uint64_t gets;
+	uint64_t put_bytes;
+	uint64_t get_bytes;
+	uint64_t chunks;		/**< AM requests sent for RMA */
+	uint64_t zero_copy_chunks;	/**< of which attached, not copied */
+	uint64_t rndv_ops;
+	uint64_t op_errors;		/**< operations completed with an error */
+	uint64_t served_put_bytes;	/**< target: bytes written into regions */
+	uint64_t served_get_bytes;	/**< target: bytes read from regions */
+	uint64_t access_errors;		/**< target: requests refused (key/range/perm) */
+	uint64_t bad_replies;		/**< initiator: replies that do not fit the op */
+	uint64_t queue_full;		/**< target: RMA queue full, request refused */
+	uint64_t tag_retries;		/**< tagged data refused (not posted yet), resent */
+};
+
+void amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMRMA_RMA_H */

@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* RMA engine: operation table, short and pipelined put/get, target handlers. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_memory.h>
+#include <rte_service_component.h>
+
+#include "rma_priv.h"
+
+RTE_LOG_REGISTER(amrma_rma_logtype, lib.amrma.rma, NOTICE);
+
+/* chunk identity travels in the AM op argument: op index, generation, chunk index */
+#define ARG(rc, op, chunk) ((void *)(uintptr_t)(((uint64_t)((op) - (rc)->ops) << 48) | \
+	((uint64_t)(op)->gen << 32) | (uint32_t)(chunk)))
+
+static struct rma_op *
+op_of_arg(struct rma_ctx *rc, const void *arg, uint32_t *chunk)
+{
+	uint64_t v = (uintptr_t)arg;
+	uint32_t idx = (uint32_t)(v >> 48);
+	struct rma_op *op;
+
+	if (idx >= rc->rma->conf.max_ops)
+		return NULL;
+	op = &rc->ops[idx];
+	if (op->state == OP_FREE || op->gen != (uint16_t)(v >> 32))
+		return NULL;
+	*chunk = (uint32_t)v;
+	return op;
+}
+
+void
+amrma_rma_conf_defaults(struct amrma_rma_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_regions = 1024;
+	c->max_ops = 1024;
+	c->short_max = 0;		/* 0: one frame's payload */
+	c->rndv_threshold = UINT64_C(1) << 20;
+	c->pipeline_depth = 64;
+	c->queue_size = 1024;
+	c->zero_copy = true;
+	c->progress_ctx = 0;
+}
+
+struct rma_op *
+op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h)
+{
+	uint32_t idx = (uint32_t)h;
+
+	if (!(h >> 63) || idx >= rc->rma->conf.max_ops)
+		return NULL;
+	if (rc->ops[idx].state == OP_FREE || rc->ops[idx].gen != (uint16_t)(h >> 32))
+		return NULL;
+	return &rc->ops[idx];
+}
+
+struct rma_op *
+op_alloc(struct rma_ctx *rc)
+{
+	struct rma_op *op;
+	uint16_t gen;
+
+	if (rc->nb_free == 0)
+		return NULL;
+	op = &rc->ops[rc->free[--rc->nb_free]];
+	gen = op->gen;
+	memset(op, 0, offsetof(struct rma_op, shinfo));
+	op->gen = gen;
+	op->ext_released = 0;
+	return op;
+}
+
+static void
+op_release(struct rma_ctx *rc, struct rma_op *op)
+{
+	op->state = OP_FREE;
+	op->gen++;
+	rc->free[rc->nb_free++] = (uint32_t)(op - rc->ops);
+}
+
+/* Last step: report DONE; free the op unless the user holds a handle. */
+static void
+op_complete(struct rma_ctx *rc, struct rma_op *op)
+{
+	struct amrma_region_table *regions = rc->rma->regions;
+
+	if (op->ref != NULL) {
+		amrma_region_put(regions, op->ref);
+		op->ref = NULL;
+	}
+	if (op->status != 0)
+		rc->st.op_errors++;
+	op->state = OP_COMPLETE;
+	if (op->cb != NULL && op->kind != OP_TSEND) {
+		if ((op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported && op->kind == OP_PUT)
+			op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_LOCAL, 0);
+		op->local_reported = true;
+		op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_DONE, op->status);
+	}
+	if (!op->user_holds)
+		op_release(rc, op);
+}
+
+/* Replies are in; a zero-copy source may still be referenced by a frame in flight. */
+static void
+op_finish(struct rma_ctx *rc, struct rma_op *op)
+{
+	if (op->zero_copy &&
+	    rte_mbuf_ext_refcnt_update(&op->shinfo, -1) != 0) {
+		op->state = OP_FINISHING;
+		TAILQ_INSERT_TAIL(&rc->finishing, op, next);
+		return;
+	}
+	op_complete(rc, op);
+}
+
+static void
+ext_free(void *addr, void *opaque)
+{
+	struct rma_op *op = opaque;
+
+	RTE_SET_USED(addr);
+	/* may run on another lcore (the one that freed the last frame) */
+	__atomic_store_n(&op->ext_released, 1, __ATOMIC_RELEASE);
+}
+
+/* One shared info for all chunks attached to the op's buffer. */
+void
+op_zero_copy_init(struct rma_op *op)
+{
+	op->shinfo.free_cb = ext_free;
+	op->shinfo.fcb_opaque = op;
+	/* the op's own reference: dropped when every chunk's reply is in */
+	rte_mbuf_ext_refcnt_set(&op->shinfo, 1);
+}
+
+void
+op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status)
+{
+	op->in_flight--;
+	op->done += bytes;
+	if (status != 0 && op->status == 0)
+		op->status = status;
+	if ((op->flags & AMRMA_RMA_F_PER_PACKET) && op->cb != NULL && op->kind != OP_TSEND)
+		op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_PACKET, status);
+	if (op->in_flight == 0 && (op->state == OP_DRAINING ||
+				   (op->state == OP_ISSUING && op->status != 0))) {
+		if (op->state == OP_ISSUING)
+			TAILQ_REMOVE(&rc->active, op, next);
+		op_finish(rc, op);
+	}
+}
+
+void
+op_fail(struct rma_ctx *rc, struct rma_op *op, int status)
+{
+	if (op->status == 0)
+		op->status = status;
+	if (op->state == OP_ISSUING) {
+		TAILQ_REMOVE(&rc->active, op, next);
+		op->state = OP_DRAINING;
+	}
+	if (op->in_flight == 0 && op->state != OP_FINISHING && op->state != OP_COMPLETE)
+		op_finish(rc, op);
+}
+
+static void
+chunk_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+	struct rma_op *op;
+	uint32_t chunk;
+	uint64_t off, bytes;
+
+	if (rc == NULL)
+		return;		/* the RMA engine was destroyed before the AM layer */
+	op = op_of_arg(rc, arg, &chunk);
+	if (op == NULL)
+		return;
+	off = (uint64_t)chunk * op->chunk;
+	bytes = op->len > off ? RTE_MIN((uint64_t)op->chunk, op->len - off) : 0;
+	/* a tagged receiver that has not posted yet: send this chunk again later */
+	if (status == -EAGAIN && op->kind == OP_TSEND && op->nb_retry < RETRY_MAX &&
+	    op->status == 0) {
+		op->in_flight--;
+		op->retry[op->nb_retry++] = chunk;
+		rc->st.tag_retries++;
+		if (op->state == OP_DRAINING) {
+			op->state = OP_ISSUING;
+			TAILQ_INSERT_TAIL(&rc->active, op, next);
+		}
+		return;
+	}
+	op_packet_done(rc, op, bytes, status);
+}
+
+/* An mbuf whose data is the caller's memory (no copy). */
+static struct rte_mbuf *
+attach(struct rma_ctx *rc, struct rma_op *op, uint8_t *p, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(rc->rma->ext_pool);
+	rte_iova_t iova;
+
+	if (m == NULL)
+		return NULL;
+	iova = rte_mem_virt2iova(p);
+	if (iova == RTE_BAD_IOVA)
+		iova = (rte_iova_t)(uintptr_t)p;	/* IOVA as VA (checked at create) */
+	rte_mbuf_ext_refcnt_update(&op->shinfo, 1);
+	rte_pktmbuf_attach_extbuf(m, p, iova, (uint16_t)len, &op->shinfo);
+	m->data_off = 0;
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	return m;
+}
+
+/* Send one chunk; returns 0, -EAGAIN (try later) or a hard error. */
+static int
+send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
+{
+	uint64_t off = (uint64_t)chunk * op->chunk;
+	uint32_t len = (uint32_t)RTE_MIN((uint64_t)op->chunk, op->len - off);
+	struct amrma_ctx *ctx = rc->ctx;
+	uint64_t args[4];
+	int ret;
+
+	switch (op->kind) {
+	case OP_GET:
+		args[0] = op->key;
+		args[1] = op->offset + off;
+		args[2] = len;
+		ret = amrma_am_request(ctx, op->dst, AMRMA_RMA_H_GET, args, 3, NULL, 0,
+				       chunk_done, ARG(rc, op, chunk));
+		break;
+	case OP_PUT:
+	case OP_TSEND: {
+		/* rendezvous puts and tagged sends carry the tag, not the region */
+		bool tagged = op->kind == OP_TSEND || op->proto == AMRMA_RMA_F_RENDEZVOUS;
+		uint16_t h = tagged ? AMRMA_RMA_H_TDATA : AMRMA_RMA_H_PUT;
+
+		args[0] = tagged ? op->tag : op->key;
+		args[1] = tagged ? off : op->offset + off;
+		args[2] = op->len;
+		args[3] = op->rid;
+		if (op->zero_copy && len != 0) {
+			struct rte_mbuf *m = attach(rc, op, op->buf + off, len);
+
+			if (m == NULL)
+				return -EAGAIN;
+			ret = amrma_am_request_mbuf(ctx, op->dst, h, args, 4, m, chunk_done,
+						    ARG(rc, op, chunk));
+			if (ret == 0)
+				rc->st.zero_copy_chunks++;
+		} else {
+			ret = amrma_am_request(ctx, op->dst, h, args, 4, op->buf + off,
+					       (uint16_t)len, chunk_done, ARG(rc, op, chunk));
+		}
+		break;
+	}
+	default:
+		return -EINVAL;
+	}
+	if (ret == -ENOBUFS)
+		ret = -EAGAIN;
+	if (ret == 0) {
+		op->in_flight++;
+		rc->st.chunks++;
+	}
+	return ret;
+}
+
+/* Issue as many chunks as the window allows (resends first). Returns chunks sent. */
+int
+op_issue(struct rma_ctx *rc, struct rma_op *op)
+{
+	uint32_t depth = rc->rma->conf.pipeline_depth;
+	int sent = 0, ret;
+
+	while (op->in_flight < depth && (op->nb_retry > 0 || op->next_chunk < op->nchunks)) {
+		bool resend = op->nb_retry > 0;
+		uint32_t chunk = resend ? op->retry[op->nb_retry - 1] : op->next_chunk;
+
+		ret = send_chunk(rc, op, chunk);
+		if (ret == -EAGAIN)
+			break;
+		if (ret != 0) {
+			op_fail(rc, op, ret);	/* may complete and free op */
+			return sent;
+		}
+		if (resend)
+			op->nb_retry--;
+		else
+			op->next_chunk++;
+		sent++;
+	}
+	if (op->next_chunk == op->nchunks && op->nb_retry == 0 && op->state == OP_ISSUING) {
+		TAILQ_REMOVE(&rc->active, op, next);
+		op->state = OP_DRAINING;
+		/* copied puts no longer need the source */
+		if (op->kind == OP_PUT && !op->zero_copy && op->cb != NULL &&
+		    (op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported) {
+			op->local_reported = true;
+			op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_LOCAL, 0);
+		}
+		if (op->in_flight == 0)
+			op_finish(rc, op);
+	}
+	return sent;
+}
+
+/* Poll hook: push chunks of active operations, finish released zero-copy ones. */
+static int
+rma_poll(struct amrma_ctx *ctx, void *arg)
+{
+	struct rma_ctx *rc = arg;
+	struct rma_op *op, *tmp;
+	int work = 0;
+
+	RTE_SET_USED(ctx);
+	RTE_TAILQ_FOREACH_SAFE(op, &rc->active, next, tmp)
+		work += op_issue(rc, op);
+	if (rc->nb_rx_done != 0)
+		work += rndv_finish_rx(rc);
+	RTE_TAILQ_FOREACH_SAFE(op, &rc->finishing, next, tmp) {
+		if (!__atomic_load_n(&op->ext_released, __ATOMIC_ACQUIRE))
+			continue;
+		TAILQ_REMOVE(&rc->finishing, op, next);
+		op_complete(rc, op);
+		work++;
+	}
+	return work;
+}
+
+static int
+start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
+      uint64_t offset, void *buf, size_t len, uint32_t flags, amrma_rma_cb_t cb, void *arg,
+      amrma_rma_req_t *req)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+	const struct amrma_rma_conf *c;
+	uint16_t max;
+	struct rma_op *op;
+	uint32_t proto;
+	int ret;
+
+	if (rc == NULL || (len != 0 && buf == NULL))
+		return -EINVAL;
+	c = &rc->rma->conf;
+	/* a chunk carries 4 arguments (put) or none (get reply) */
+	max = amrma_am_max_payload(ctx, 4);
+	proto = flags & (AMRMA_RMA_F_SHORT | AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_RENDEZVOUS);
+	if (proto == 0)
+		proto = len >= c->rndv_threshold ? AMRMA_RMA_F_RENDEZVOUS :
+			len <= RTE_MIN((size_t)(c->short_max ? c->short_max : max), (size_t)max) ?
+			AMRMA_RMA_F_SHORT : AMRMA_RMA_F_PIPELINED;
+	if (__builtin_popcount(proto) != 1 || (proto == AMRMA_RMA_F_SHORT && len > max))
+		return -EINVAL;
+	op = op_alloc(rc);
+	if (op == NULL)
+		return -EAGAIN;
+	op->kind = kind;
+	op->proto = (uint8_t)proto;
+	op->flags = flags;
+	op->dst = dst;
+	op->key = key;
+	op->offset = offset;
+	op->buf = buf;
+	op->len = len;
+	op->chunk = max;
+	op->nchunks = len == 0 ? 1 : (uint32_t)((len + max - 1) / max);
+	if ((uint64_t)op->nchunks * max < len) {	/* more than 2^32 packets */
+		op_release(rc, op);
+		return -EINVAL;
+	}
+	op->cb = cb;
+	op->arg = arg;
+	op->user_holds = req != NULL;
+	op->zero_copy = kind == OP_PUT && c->zero_copy && proto != AMRMA_RMA_F_SHORT &&
+			!(flags & AMRMA_RMA_F_COPY);
+	if (op->zero_copy)
+		op_zero_copy_init(op);
+	if (kind == OP_PUT) {
+		rc->st.puts++;
+		rc->st.put_bytes += len;
+	} else {
+		rc->st.gets++;
+		rc->st.get_bytes += len;
+	}
+	if (req != NULL)
+		*req = op_handle(rc, op);
+	if (proto == AMRMA_RMA_F_RENDEZVOUS) {
+		ret = rndv_start(rc, op);
+	} else {
+		op->state = OP_ISSUING;
+		TAILQ_INSERT_TAIL(&rc->active, op, next);
+		ret = 0;
+		op_issue(rc, op);	/* the first window leaves at once */
+	}
+	if (ret != 0) {
+		/* nothing was sent: the op never existed */
+		if (op->state == OP_ISSUING)
+			TAILQ_REMOVE(&rc->active, op, next);
+		op_release(rc, op);
+		if (req != NULL)
+			*req = 0;
+	}
+	return ret;
+}
+
+int
+amrma_rma_put(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key, uint64_t offset,
+	      const void *src, size_t len, uint32_t flags, amrma_rma_cb_t cb, void *arg,
+	      amrma_rma_req_t *req)
+{
+	return start(ctx, OP_PUT, dst, key, offset, (void *)(uintptr_t)src, len, flags, cb,
+		     arg, req);
+}
+
+int
+amrma_rma_get(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key, uint64_t offset,
+	      void *buf, size_t len, uint32_t flags, amrma_rma_cb_t cb, void *arg,
+	      amrma_rma_req_t *req)
+{
+	return start(ctx, OP_GET, dst, key, offset, buf, len, flags, cb, arg, req);
+}
+
+int
+amrma_rma_test(struct amrma_ctx *ctx, amrma_rma_req_t req, int *status)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+	struct rma_op *op = rc ? op_from_handle(rc, req) : NULL;
+
+	if (op == NULL || !op->user_holds)
+		return -EINVAL;
+	if (op->state != OP_COMPLETE)
+		return 0;
+	if (status != NULL)
+		*status = op->status;
+	op_release(rc, op);
+	return 1;
+}
+
+int
+amrma_rma_local_done(struct amrma_ctx *ctx, amrma_rma_req_t req)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+	struct rma_op *op = rc ? op_from_handle(rc, req) : NULL;
+
+	if (op == NULL)
+		return -EINVAL;
+	if (op->state == OP_COMPLETE || op->state == OP_FINISHING)
+		return 1;
+	if (op->zero_copy)
+		return 0;
+	return op->kind == OP_PUT && op->next_chunk == op->nchunks && op->state != OP_WAIT_CTS;
+}
+
+int
+amrma_rma_wait(struct amrma_ctx *ctx, amrma_rma_req_t req)
+{
+	int status = 0, ret;
+
+	while ((ret = amrma_rma_test(ctx, req, &status)) == 0) {
+		amrma_ctx_poll(ctx, 32);
+		if (amrma_rma_of(ctx)->conf.progress_ctx == amrma_ctx_index(ctx))
+			amrma_rma_progress(amrma_rma_of(ctx));
+	}
+	return ret < 0 ? ret : status;
+}
+
+void
+amrma_rma_flush(struct amrma_ctx *ctx, struct amrma_ep dst)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+	bool pending;
+	uint32_t i;
+
+	do {
+		pending = false;
+		for (i = 0; i < rc->rma->conf.max_ops && !pending; i++) {
+			const struct rma_op *op = &rc->ops[i];
+
+			pending = op->state != OP_FREE && op->state != OP_COMPLETE &&
+				  op->kind != OP_TSEND && op->dst.node == dst.node;
+		}
+		if (pending) {
+			amrma_ctx_poll(ctx, 32);
+			if (rc->rma->conf.progress_ctx == amrma_ctx_index(ctx))
+				amrma_rma_progress(rc->rma);
+		}
+	} while (pending);
+}
+
+unsigned int
+amrma_rma_outstanding(const struct amrma_ctx *ctx)
+{
+	const struct rma_ctx *rc = rc_of(ctx);
+
+	return rc ? rc->rma->conf.max_ops - rc->nb_free : 0;
+}
+
+void
+amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out)
+{
+	const struct rma_ctx *rc = rc_of(ctx);
+
+	if (rc != NULL)
+		*out = rc->st;
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+/* ---- target side ---- */
+
+static int
+put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	struct amrma_rma *rma = arg;
+	struct rma_ctx *rc = rc_of(ctx);
+	struct amrma_region *ref;
+	void *dst;
+	int ret;
+
+	RTE_SET_USED(tok);
+	if (msg->nargs < 2)
+		return -EPROTO;
+	ret = amrma_region_check(rma->regions, msg->args[0], msg->args[1], msg->len,
+				 AMRMA_REGION_WRITE, &dst, &ref);
+	if (ret != 0) {
+		rc->st.access_errors++;
+		return ret;	/* the automatic reply carries it to the initiator */
+	}
+	if (msg->len != 0)
+		memcpy(dst, msg->payload, msg->len);
+	amrma_region_put(rma->regions, ref);
+	rc->st.served_put_bytes += msg->len;
+	return 0;
+}
+
+static int
+get_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	struct amrma_rma *rma = arg;
+	struct rma_ctx *rc = rc_of(ctx);
+	struct amrma_region *ref;
+	void *src;
+	int ret;
+
+	if (msg->nargs < 3 || msg->args[2] > amrma_am_max_payload(ctx, 0))
+		return -EPROTO;
+	ret = amrma_region_check(rma->regions, msg->args[0], msg->args[1], msg->args[2],
+				 AMRMA_REGION_READ, &src, &ref);
+	if (ret != 0) {
+		rc->st.access_errors++;
+		return ret;
+	}
+	ret = amrma_am_reply(ctx, tok, AMRMA_RMA_H_GET_REPLY, NULL, 0, src,
+			     (uint16_t)msg->args[2], 0);
+	amrma_region_put(rma->regions, ref);
+	if (ret == 0)
+		rc->st.served_get_bytes += msg->args[2];
+	return ret;
+}
+
+/* initiator: data of a get chunk; placed at the chunk's place in the buffer */
+static int
+get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+		  void *arg)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+	struct rma_op *op;
+	uint32_t chunk;
+	uint64_t off, want;
+
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	op = op_of_arg(rc, msg->op_arg, &chunk);
+	if (op == NULL || op->kind != OP_GET) {
+		rc->st.bad_replies++;
+		return -EPROTO;
+	}
+	off = (uint64_t)chunk * op->chunk;
+	want = op->len > off ? RTE_MIN((uint64_t)op->chunk, op->len - off) : 0;
+	if (msg->len != want) {
+		rc->st.bad_replies++;
+		return -EPROTO;
+	}
+	if (want != 0)
+		memcpy(op->buf + off, msg->payload, want);
+	return 0;
+}
+
+struct amrma_rma *
+amrma_rma_of(const struct amrma_ctx *ctx)
+{
+	const struct rma_ctx *rc = rc_of(ctx);
+
+	return rc ? rc->rma : NULL;
+}
+
+struct amrma_region_table *
+amrma_rma_regions(struct amrma_rma *rma)
+{
+	return rma->regions;
+}
+
+static int
+rc_init(struct amrma_rma *rma, struct rma_ctx *rc, struct amrma_ctx *ctx, int socket)
+{
+	struct amrma_tag_config tc = {
+		.max_posted = RMA_MAX_RX,
+		.max_unexpected = RMA_MAX_RX,
+		.max_unexpected_bytes = UINT64_C(1) << 30,
+		.socket_id = socket,
+	};
+	uint32_t k;
+
+	rc->rma = rma;
+	rc->ctx = ctx;
+	rc->ops = rte_zmalloc_socket(NULL, sizeof(*rc->ops) * rma->conf.max_ops,
+				     RTE_CACHE_LINE_SIZE, socket);
+	rc->free = rte_malloc_socket(NULL, sizeof(*rc->free) * rma->conf.max_ops, 0, socket);
+	rc->tags = amrma_tag_engine_create(&tc);
+	if (rc->ops == NULL || rc->free == NULL || rc->tags == NULL)
+		return -ENOMEM;
+	for (k = 0; k < rma->conf.max_ops; k++)
+		rc->free[k] = rma->conf.max_ops - 1 - k;
+	rc->nb_free = rma->conf.max_ops;
+	TAILQ_INIT(&rc->active);
+	TAILQ_INIT(&rc->finishing);
+	amrma_ctx_set_priv(ctx, rc);
+	amrma_ctx_set_hook(ctx, rma_poll, rc);
+	return 0;
+}
+
+int
+amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
+		 struct amrma_rma **out)
+{
+	struct amrma_region_table_config tc = { 0 };
+	struct amrma_rma_conf c;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	struct amrma_rma *rma;
+	int socket = (int)rte_socket_id();
+	uint16_t i;
+	int ret;
+
+	if (conf == NULL)
+		amrma_rma_conf_defaults(&c);
+	else
+		c = *conf;
+	if (node == NULL || out == NULL || c.max_ops == 0 || c.max_ops > 65535 ||
+	    c.pipeline_depth == 0 || c.progress_ctx >= amrma_node_nb_ctx(node) ||
+	    !rte_is_power_of_2(c.queue_size))
+		return -EINVAL;
+	for (i = 0; i < amrma_node_nb_ctx(node); i++)
+		if (amrma_ctx_priv(amrma_node_ctx(node, i)) != NULL)
+			return -EEXIST;
+	/* attached user memory is addressed by virtual address */
+	if (c.zero_copy && rte_eal_iova_mode() != RTE_IOVA_VA)
+		c.zero_copy = false;
+	rma = rte_zmalloc_socket("amrma_rma", sizeof(*rma), RTE_CACHE_LINE_SIZE, socket);
+	if (rma == NULL)
+		return -ENOMEM;
+	rma->node = node;
+	rma->conf = c;
+	rma->nb_ctx = amrma_node_nb_ctx(node);
+	snprintf(name, sizeof(name), "amrma_reg_%u_%p", amrma_node_id(node), (void *)rma);
+	tc.name = name;
+	tc.capacity = c.max_regions;
+	tc.socket_id = socket;
+	rma->regions = amrma_region_table_create(&tc);
+	snprintf(name, sizeof(name), "amrma_ext_%u_%p", amrma_node_id(node), (void *)rma);
+	rma->ext_pool = rte_pktmbuf_pool_create(name, 8191, 256, 0, 0, socket);
+	snprintf(name, sizeof(name), "amrma_rq_%u_%p", amrma_node_id(node), (void *)rma);
+	rma->queue = rte_ring_create(name, c.queue_size, socket, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	snprintf(name, sizeof(name), "amrma_ri_%u_%p", amrma_node_id(node), (void *)rma);
+	rma->rq_pool = rte_mempool_create(name, c.queue_size * 2 - 1, sizeof(struct rq_item),
+					  0, 0, NULL, NULL, NULL, NULL, socket, 0);
+	rma->rc = rte_zmalloc_socket(NULL, sizeof(*rma->rc) * rma->nb_ctx, RTE_CACHE_LINE_SIZE,
+				     socket);
+	rma->pending = rte_malloc_socket(NULL, sizeof(*rma->pending) * c.queue_size, 0, socket);
+	if (rma->regions == NULL || rma->ext_pool == NULL || rma->queue == NULL ||
+	    rma->rq_pool == NULL || rma->rc == NULL || rma->pending == NULL) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < rma->nb_ctx; i++) {
+		ret = rc_init(rma, &rma->rc[i], amrma_node_ctx(node, i), socket);
+		if (ret != 0)
+			goto fail;
+	}
+	amrma_am_register(node, AMRMA_RMA_H_PUT, put_handler, rma);
+	amrma_am_register(node, AMRMA_RMA_H_GET, get_handler, rma);
+	amrma_am_register(node, AMRMA_RMA_H_GET_REPLY, get_reply_handler, rma);
+	rndv_register(node, rma);
+	*out = rma;
+	return 0;
+fail:
+	amrma_rma_destroy(rma);
+	return ret;
+}
+
+void
+amrma_rma_destroy(struct amrma_rma *rma)
+{
+	struct rq_item *it;
+	uint16_t i;
+
+	if (rma == NULL)
+		return;
+	if (rma->has_service) {
+		rte_service_runstate_set(rma->service_id, 0);
+		rte_service_component_runstate_set(rma->service_id, 0);
+		rte_service_component_unregister(rma->service_id);
+	}
+	for (i = AMRMA_RMA_H_PUT; i <= AMRMA_RMA_H_LAST; i++)
+		amrma_am_register(rma->node, i, NULL, NULL);
+	while (rma->queue != NULL && rte_ring_dequeue(rma->queue, (void **)&it) == 0) {
+		if (it->ref != NULL)
+			amrma_region_put(rma->regions, it->ref);
+		rte_mempool_put(rma->rq_pool, it);
+	}
+	for (i = 0; rma->rc != NULL && i < rma->nb_ctx; i++) {
+		struct rma_ctx *rc = &rma->rc[i];
+		uint32_t k;
+
+		if (rc->ctx == NULL)
+			continue;
+		amrma_ctx_set_hook(rc->ctx, NULL, NULL);
+		amrma_ctx_set_priv(rc->ctx, NULL);
+		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
+			if (rc->ops[k].ref != NULL)
+				amrma_region_put(rma->regions, rc->ops[k].ref);
+		for (k = 0; k < RMA_MAX_RX; k++)
+			if (rc->rx[k].used && rc->rx[k].ref != NULL)
+				amrma_region_put(rma->regions, rc->rx[k].ref);
+		amrma_tag_engine_free(rc->tags);
+		rte_free(rc->ops);
+		rte_free(rc->free);
+	}
+	rndv_drop_pending(rma);
+	rte_free(rma->rc);
+	rte_ring_free(rma->queue);
+	rte_mempool_free(rma->rq_pool);
+	rte_mempool_free(rma->ext_pool);
+	amrma_region_table_free(rma->regions);
+	rte_free(rma);
+}

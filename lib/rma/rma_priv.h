@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal state of the RMA engine; not installed. */
+#ifndef AMRMA_RMA_PRIV_H
+#define AMRMA_RMA_PRIV_H
+
+#include <sys/queue.h>
+
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_tailq.h>
+
+#include "amrma_rma.h"
+#include "amrma_tag.h"
+
+extern int amrma_rma_logtype;
+#define RMA_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, amrma_rma_logtype, "amrma_rma: " fmt "\n", ##__VA_ARGS__)
+
+enum op_kind { OP_PUT = 1, OP_GET, OP_TSEND };
+enum op_state {
+	OP_FREE = 0,
+	OP_ISSUING,	/* chunks left to send */
+	OP_WAIT_CTS,	/* rendezvous put: waiting for the target to post its receive */
+	OP_DRAINING,	/* everything sent, replies outstanding */
+	OP_FINISHING,	/* replies in, waiting for the source buffer to be released */
+	OP_COMPLETE,	/* done, waiting for amrma_rma_test/wait */
+};
+
+#define RETRY_MAX 64
+
+struct rma_op {
+	uint8_t kind;
+	uint8_t state;
+	uint8_t proto;			/* AMRMA_RMA_F_SHORT/PIPELINED/RENDEZVOUS */
+	bool zero_copy;
+	bool user_holds;		/* a handle was returned: test/wait releases */
+	bool local_reported;
+	uint16_t gen;
+	uint32_t flags;
+	struct amrma_ep dst;		/* where the chunks go */
+	uint64_t key;
+	uint64_t offset;		/* remote offset (put/get), 0 for tagged sends */
+	uint8_t *buf;
+	uint64_t len;
+	uint32_t nchunks;		/* packets of the operation (1 when len is 0) */
+	uint32_t next_chunk;		/* next one to hand to the AM layer */
+	uint64_t done;			/* bytes whose packet completed */
+	uint32_t chunk;			/* bytes per chunk */
+	uint32_t in_flight;		/* chunks sent, not completed */
+	uint32_t nb_retry;		/* chunks to resend (receiver not ready) */
+	uint32_t retry[RETRY_MAX];
+	int status;			/* first error */
+	uint64_t tag;			/* rendezvous / tagged send */
+	uint64_t rid;			/* rendezvous put: receiver's id */
+	struct amrma_region *ref;	/* tagged send from a region: held until done */
+	amrma_rma_cb_t cb;
+	void *arg;
+	/* zero-copy: one shared info for every chunk attached to buf */
+	struct rte_mbuf_ext_shared_info shinfo;
+	volatile uint32_t ext_released;	/* set by the free callback (any lcore) */
+	TAILQ_ENTRY(rma_op) next;
+};
+TAILQ_HEAD(rma_op_list, rma_op);
+
+/* A tagged message being received on a context (matched to a posted receive). */
+struct rma_rx {
+	bool used;
+	bool matched;			/* the tag engine matched it to the message */
+	bool complete;
+	uint16_t gen;
+	struct amrma_ep src;
+	uint64_t tag;
+	uint64_t recv_id;		/* tag engine receive */
+	uint8_t *buf;
+	uint64_t len;
+	uint64_t left;			/* bytes not yet placed */
+	struct amrma_region *ref;	/* target region (rendezvous put) */
+	uint32_t op;			/* rendezvous get: our op index */
+};
+
+#define RMA_MAX_RX 256
+
+struct rma_ctx {
+	struct amrma_rma *rma;
+	struct amrma_ctx *ctx;
+	struct rma_op *ops;
+	uint32_t *free;
+	uint32_t nb_free;
+	struct rma_op_list active;	/* ops with chunks to send */
+	struct rma_op_list finishing;	/* ops waiting for their source buffer */
+	uint32_t rx_done[RMA_MAX_RX];	/* received tagged messages to finish */
+	uint32_t nb_rx_done;
+	struct amrma_tag_engine *tags;	/* tagged receives of this context */
+	struct rma_rx rx[RMA_MAX_RX];
+	struct amrma_rma_stats st;
+};
+
+/* RMA queue entries: what handlers hand to the progress engine. */
+enum rq_type { RQ_POST_RECV = 1, RQ_SEND, RQ_RECV_DONE };
+
+struct rq_item {
+	uint8_t type;
+	bool posted;			/* RQ_POST_RECV: receive posted, CTS not sent yet */
+	struct amrma_ep peer;		/* the initiator */
+	uint8_t reply_ctx;		/* rendezvous get: initiator's receiving context */
+	uint64_t tag;
+	uint8_t *ptr;
+	uint64_t len;
+	struct amrma_region *ref;
+	uint64_t recv_id;
+	uint32_t rx;
+};
+
+struct amrma_rma {
+	struct amrma_node *node;
+	struct amrma_rma_conf conf;
+	struct amrma_region_table *regions;
+	struct rte_mempool *ext_pool;	/* mbufs that only carry an attached buffer */
+	struct rte_ring *queue;		/* the RMA queue: handlers -> progress engine */
+	struct rte_mempool *rq_pool;
+	struct rq_item **pending;	/* dequeued, not yet served (AM layer busy) */
+	uint32_t nb_pending;
+	uint32_t service_id;
+	bool has_service;
+	uint16_t nb_ctx;
+	struct rma_ctx *rc;		/* one per context */
+};
+
+/* handle encoding: never 0 */
+static inline amrma_rma_req_t
+op_handle(const struct rma_ctx *rc, const struct rma_op *op)
+{
+	return (UINT64_C(1) << 63) | ((uint64_t)op->gen << 32) | (uint64_t)(op - rc->ops);
+}
+
+struct rma_op *op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h);
+struct rma_op *op_alloc(struct rma_ctx *rc);
+void op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status);
+int op_issue(struct rma_ctx *rc, struct rma_op *op);
+void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);
+void op_zero_copy_init(struct rma_op *op);
+
+static inline struct rma_ctx *
+rc_of(const struct amrma_ctx *ctx)
+{
+	return amrma_ctx_priv(ctx);
+}
+
+/* rndv.c */
+void rndv_register(struct amrma_node *node, struct amrma_rma *rma);
+int rndv_start(struct rma_ctx *rc, struct rma_op *op);
+int rndv_finish_rx(struct rma_ctx *rc);
+void rndv_drop_pending(struct amrma_rma *rma);
+
+#endif

@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Rendezvous over tagged messages, served through the RMA queue.
+ *
+ * put: initiator --RTS(key, offset, len, tag)--> target handler: validate, enqueue
+ *      progress engine: post a tagged receive over the range, --CTS(tag, rx)--> initiator
+ *      initiator: tagged send (TDATA chunks, zero-copy) to the target's progress context
+ * get: initiator posts a tagged receive over its buffer, --RGET(key, offset, len, tag)-->
+ *      target handler: validate, enqueue; progress engine: tagged send from the region
+ * Handlers never send: they validate and enqueue (the RMA queue is an rte_ring).
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_service_component.h>
+
+#include "rma_priv.h"
+
+static int
+rx_alloc(struct rma_ctx *rc)
+{
+	uint32_t i;
+
+	for (i = 0; i < RMA_MAX_RX; i++)
+		if (!rc->rx[i].used)
+			return (int)i;
+	return -ENOSPC;
+}
+
+static uint64_t
+rx_id(const struct rma_ctx *rc, uint32_t i)
+{
+	return ((uint64_t)rc->rx[i].gen << 32) | i;
+}
+
+static void
+rx_free(struct rma_ctx *rc, uint32_t i)
+{
+	struct rma_rx *rx = &rc->rx[i];
+
+	if (rx->ref != NULL)
+		amrma_region_put(rc->rma->regions, rx->ref);
+	rx->ref = NULL;
+	rx->used = false;
+	rx->gen++;
+}
+
+/* Post a tagged receive over buf on rc; returns the rx slot or a negative errno. */
+static int
+post_recv(struct rma_ctx *rc, uint16_t src_node, uint64_t tag, uint8_t *buf, uint64_t len)
+{
+	struct amrma_tag_recv r = {
+		.tag = tag, .ignore = 0, .src = src_node, .buf = buf, .len = len,
+	};
+	struct amrma_tag_match m;
+	int i = rx_alloc(rc), ret;
+
+	if (i < 0)
+		return i;
+	ret = amrma_tag_post_recv(rc->tags, &r, &rc->rx[i].recv_id, &m);
+	if (ret < 0)
+		return ret;
+	rc->rx[i].used = true;
+	rc->rx[i].matched = ret == 1;
+	rc->rx[i].complete = false;
+	rc->rx[i].src.node = src_node;
+	rc->rx[i].tag = tag;
+	rc->rx[i].buf = buf;
+	rc->rx[i].len = len;
+	rc->rx[i].left = len;
+	rc->rx[i].ref = NULL;
+	return i;
+}
+
+static void
+rts_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct rma_ctx *rc = amrma_ctx_priv(ctx);
+	struct rma_op *op = rc ? op_from_handle(rc, (amrma_rma_req_t)(uintptr_t)arg) : NULL;
+
+	/* accepted: the CTS follows; refused: the target's reason ends the operation */
+	if (op != NULL && status != 0 && op->state == OP_WAIT_CTS)
+		op_fail(rc, op, status);
+}
+
+static void
+rget_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct rma_ctx *rc = amrma_ctx_priv(ctx);
+	struct rma_op *op = rc ? op_from_handle(rc, (amrma_rma_req_t)(uintptr_t)arg) : NULL;
+	uint32_t i;
+
+	if (op == NULL || status == 0 || op->state != OP_DRAINING)
+		return;
+	i = (uint32_t)op->rid;
+	/* refused: no data will come; withdraw the receive */
+	amrma_tag_cancel(rc->tags, rc->rx[i].recv_id);
+	rx_free(rc, i);
+	op_packet_done(rc, op, 0, status);
+}
+
+int
+rndv_start(struct rma_ctx *rc, struct rma_op *op)
+{
+	struct amrma_ctx *ctx = rc->ctx;
+	amrma_rma_req_t h = op_handle(rc, op);
+	uint64_t args[6];
+	int ret, i;
+
+	op->tag = h;
+	rc->st.rndv_ops++;
+	args[0] = op->key;
+	args[1] = op->offset;
+	args[2] = op->len;
+	args[3] = op->tag;
+	if (op->kind == OP_PUT) {
+		op->state = OP_WAIT_CTS;
+		return amrma_am_request(ctx, op->dst, AMRMA_RMA_H_RTS, args, 4, NULL, 0, rts_done,
+					(void *)(uintptr_t)h);
+	}
+	/* get: the receive is posted before the request leaves, so data always find it */
+	i = post_recv(rc, op->dst.node, op->tag, op->buf, op->len);
+	if (i < 0)
+		return -EAGAIN;
+	rc->rx[i].op = (uint32_t)(op - rc->ops);
+	op->rid = (uint64_t)i;
+	args[4] = amrma_ctx_index(ctx);
+	args[5] = rx_id(rc, (uint32_t)i);
+	op->state = OP_DRAINING;
+	op->in_flight = 1;	/* the whole message is one completion */
+	ret = amrma_am_request(ctx, op->dst, AMRMA_RMA_H_RGET, args, 6, NULL, 0, rget_done,
+			       (void *)(uintptr_t)h);
+	if (ret != 0) {
+		amrma_tag_cancel(rc->tags, rc->rx[i].recv_id);
+		rx_free(rc, (uint32_t)i);
+	}
+	return ret;
+}
+
+/* Handlers: validate, enqueue for the progress engine, nothing else. */
+static int
+enqueue(struct amrma_rma *rma, struct rma_ctx *rc, struct rq_item *tmpl)
+{
+	struct rq_item *it;
+
+	if (rte_mempool_get(rma->rq_pool, (void **)&it) != 0) {
+		rc->st.queue_full++;
+		return -EBUSY;
+	}
+	*it = *tmpl;
+	if (rte_ring_mp_enqueue(rma->queue, it) != 0) {
+		rte_mempool_put(rma->rq_pool, it);
+		rc->st.queue_full++;
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int
+rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	struct amrma_rma *rma = arg;
+	struct rma_ctx *rc = amrma_ctx_priv(ctx);
+	struct rq_item it = { .type = RQ_POST_RECV };
+	void *ptr;
+	int ret;
+
+	RTE_SET_USED(tok);
+	if (msg->nargs < 4)
+		return -EPROTO;
+	ret = amrma_region_check(rma->regions, msg->args[0], msg->args[1], msg->args[2],
+				 AMRMA_REGION_WRITE, &ptr, &it.ref);
+	if (ret != 0) {
+		rc->st.access_errors++;
+		return ret;
+	}
+	it.peer = msg->src;
+	it.tag = msg->args[3];
+	it.ptr = ptr;
+	it.len = msg->args[2];
+	ret = enqueue(rma, rc, &it);
+	if (ret != 0)
+		amrma_region_put(rma->regions, it.ref);
+	return ret;
+}
+
+static int
+rget_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	     void *arg)
+{
+	struct amrma_rma *rma = arg;
+	struct rma_ctx *rc = amrma_ctx_priv(ctx);
+	struct rq_item it = { .type = RQ_SEND };
+	void *ptr;
+	int ret;
+
+	RTE_SET_USED(tok);
+	if (msg->nargs < 6 || msg->args[4] >= AMRMA_WIRE_MAX_CTX)
+		return -EPROTO;
+	ret = amrma_region_check(rma->regions, msg->args[0], msg->args[1], msg->args[2],
+				 AMRMA_REGION_READ, &ptr, &it.ref);
+	if (ret != 0) {
+		rc->st.access_errors++;
+		return ret;
+	}
+	it.peer.node = msg->src.node;
+	it.peer.ctx = (uint8_t)msg->args[4];
+	it.tag = msg->args[3];
+	it.ptr = ptr;
+	it.len = msg->args[2];
+	it.recv_id = msg->args[5];	/* the initiator's receive slot */
+	ret = enqueue(rma, rc, &it);
+	if (ret != 0)
+		amrma_region_put(rma->regions, it.ref);
+	return ret;
+}
+
+/* initiator of a rendezvous put: the target posted its receive */
+static int
+cts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	struct rma_ctx *rc = amrma_ctx_priv(ctx);
+	struct rma_op *op;
+
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	if (msg->nargs < 2)
+		return -EPROTO;
+	op = op_from_handle(rc, msg->args[0]);
+	if (op == NULL || op->kind != OP_PUT || op->state != OP_WAIT_CTS ||
+	    op->dst.node != msg->src.node) {
+		rc->st.bad_replies++;
+		return -EPROTO;
+	}
+	op->rid = msg->args[1];
+	op->dst = msg->src;		/* data go to the target's progress context */
+	op->state = OP_ISSUING;
+	TAILQ_INSERT_TAIL(&rc->active, op, next);	/* the poll hook sends */
+	return 0;
+}
+
+/* tagged data: place the bytes into the matched receive */
+static int
+tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	      void *arg)
+{
+	struct amrma_rma *rma = arg;
+	struct rma_ctx *rc = amrma_ctx_priv(ctx);
+	uint64_t tag, off, id;
+	struct rma_rx *rx;
+	uint32_t i;
+
+	RTE_SET_USED(tok);
+	if (msg->nargs < 4)
+		return -EPROTO;
+	tag = msg->args[0];
+	off = msg->args[1];
+	id = msg->args[3];
+	i = (uint32_t)id;
+	if (i >= RMA_MAX_RX)
+		return -EPROTO;
+	rx = &rc->rx[i];
+	if (!rx->used || rx->gen != (uint16_t)(id >> 32) || rx->tag != tag ||
+	    rx->src.node != msg->src.node || msg->args[2] != rx->len || rx->complete) {
+		rc->st.bad_replies++;
+		return -EPROTO;
+	}
+	if (off > rx->len || msg->len > rx->len - off || msg->len > rx->left) {
+		rc->st.bad_replies++;
+		return -ERANGE;
+	}
+	if (!rx->matched) {
+		struct amrma_tag_msg tm = { .tag = tag, .src = msg->src.node, .len = rx->len };
+		struct amrma_tag_match m;
+
+		/* first packet: tag matching hands us the posted receive */
+		if (amrma_tag_arrive(rc->tags, &tm, &m) != 1 || m.recv_id != rx->recv_id)
+			return -EAGAIN;
+		rx->matched = true;
+	}
+	if (msg->len != 0)
+		memcpy(rx->buf + off, msg->payload, msg->len);
+	rx->left -= msg->len;
+	if (rx->ref != NULL)
+		rc->st.served_put_bytes += msg->len;
+	if (rx->left == 0) {
+		rx->complete = true;
+		if (rx->ref != NULL) {
+			struct rq_item it = { .type = RQ_RECV_DONE, .rx = i };
+
+			/* a rendezvous put landed: the progress engine finishes it */
+			if (enqueue(rma, rc, &it) != 0)
+				rc->rx_done[rc->nb_rx_done++] = i;
+		} else {
+			rc->rx_done[rc->nb_rx_done++] = i;	/* our get: finish on poll */
+		}
+	}
+	return 0;
+}
+
+/* Poll hook part: complete received tagged messages outside handler context. */
+int
+rndv_finish_rx(struct rma_ctx *rc)
+{
+	uint32_t n = rc->nb_rx_done, k;
+
+	rc->nb_rx_done = 0;
+	for (k = 0; k < n; k++) {
+		uint32_t i = rc->rx_done[k];
+		struct rma_rx *rx = &rc->rx[i];
+		bool get = rx->ref == NULL;
+		uint32_t opi = rx->op;
+
+		amrma_tag_complete(rc->tags, rx->recv_id, 0);
+		rx_free(rc, i);
+		if (get && rc->ops[opi].state == OP_DRAINING && rc->ops[opi].kind == OP_GET)
+			op_packet_done(rc, &rc->ops[opi], rc->ops[opi].len, 0);
+	}
+	return (int)n;
+}
+
+static void
+cts_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(arg);
+	RTE_SET_USED(status);	/* a lost initiator fails its own operation */
+}
+
+/* Serve one queue item; false when the AM layer is busy (keep it for later). */
+static bool
+serve(struct amrma_rma *rma, struct rq_item *it)
+{
+	struct rma_ctx *prc = &rma->rc[rma->conf.progress_ctx];
+	struct rma_op *op;
+	uint64_t args[2];
+	int i;
+
+	switch (it->type) {
+	case RQ_POST_RECV:
+		if (!it->posted) {
+			i = post_recv(prc, it->peer.node, it->tag, it->ptr, it->len);
+			if (i < 0)
+				return false;
+			prc->rx[i].ref = it->ref;	/* the receive holds the region */
+			it->ref = NULL;
+			it->rx = (uint32_t)i;
+			it->posted = true;
+		}
+		args[0] = it->tag;
+		args[1] = rx_id(prc, it->rx);
+		return amrma_am_request(prc->ctx, it->peer, AMRMA_RMA_H_CTS, args, 2, NULL, 0,
+					cts_done, NULL) != -EAGAIN;
+	case RQ_SEND:
+		op = op_alloc(prc);
+		if (op == NULL)
+			return false;
+		op->kind = OP_TSEND;
+		op->dst = it->peer;
+		op->buf = it->ptr;
+		op->len = it->len;
+		op->tag = it->tag;
+		op->rid = it->recv_id;
+		op->ref = it->ref;		/* released when the send completes */
+		it->ref = NULL;
+		op->chunk = amrma_am_max_payload(prc->ctx, 4);
+		op->nchunks = op->len == 0 ? 1 : (uint32_t)((op->len + op->chunk - 1) / op->chunk);
+		op->zero_copy = rma->conf.zero_copy && op->len != 0;
+		if (op->zero_copy)
+			op_zero_copy_init(op);
+		op->state = OP_ISSUING;
+		TAILQ_INSERT_TAIL(&prc->active, op, next);
+		return true;
+	case RQ_RECV_DONE:
+		prc->rx_done[prc->nb_rx_done++] = it->rx;
+		return true;
+	}
+	return true;
+}
+
+int
+amrma_rma_progress(struct amrma_rma *rma)
+{
+	struct rq_item *burst[32];
+	uint32_t n, k, keep = 0, work = 0;
+
+	/* what the AM layer refused last time goes first, in order */
+	for (k = 0; k < rma->nb_pending; k++) {
+		if (serve(rma, rma->pending[k])) {
+			rte_mempool_put(rma->rq_pool, rma->pending[k]);
+			work++;
+		} else {
+			rma->pending[keep++] = rma->pending[k];
+		}
+	}
+	rma->nb_pending = keep;
+	n = rte_ring_sc_dequeue_burst(rma->queue, (void **)burst,
+				      RTE_MIN(RTE_DIM(burst), rma->conf.queue_size - keep), NULL);
+	for (k = 0; k < n; k++) {
+		if (keep == 0 && serve(rma, burst[k])) {
+			rte_mempool_put(rma->rq_pool, burst[k]);
+			work++;
+		} else {
+			rma->pending[rma->nb_pending++] = burst[k];
+			keep++;
+		}
+	}
+	return (int)work;
+}
+
+void
+rndv_drop_pending(struct amrma_rma *rma)
+{
+	uint32_t k;
+
+	for (k = 0; rma->pending != NULL && k < rma->nb_pending; k++) {
+		if (rma->pending[k]->ref != NULL)
+			amrma_region_put(rma->regions, rma->pending[k]->ref);
+		rte_mempool_put(rma->rq_pool, rma->pending[k]);
+	}
+	rma->nb_pending = 0;
+	rte_free(rma->pending);
+	rma->pending = NULL;
+}
+
+static int32_t
+progress_service(void *arg)
+{
+	amrma_rma_progress(arg);
+	return 0;
+}
+
+int
+amrma_rma_service_register(struct amrma_rma *rma, uint32_t *service_id)
+{
+	struct rte_service_spec spec = { 0 };
+	int ret;
+
+	snprintf(spec.name, sizeof(spec.name), "amrma_rma_%u", amrma_node_id(rma->node));
+	spec.callback = progress_service;
+	spec.callback_userdata = rma;
+	spec.socket_id = (int)rte_socket_id();
+	ret = rte_service_component_register(&spec, &rma->service_id);
+	if (ret != 0)
+		return ret;
+	rma->has_service = true;
+	rte_service_component_runstate_set(rma->service_id, 1);
+	if (service_id != NULL)
+		*service_id = rma->service_id;
+	return 0;
+}
+
+void
+rndv_register(struct amrma_node *node, struct amrma_rma *rma)
+{
+	amrma_am_register(node, AMRMA_RMA_H_RTS, rts_handler, rma);
+	amrma_am_register(node, AMRMA_RMA_H_RGET, rget_handler, rma);
+	amrma_am_register(node, AMRMA_RMA_H_CTS, cts_handler, rma);
+	amrma_am_register(node, AMRMA_RMA_H_TDATA, tdata_handler, rma);
+}

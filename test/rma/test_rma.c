@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RMA put/get over the net_ring harness: every protocol and size (with odd alignment),
+ * under loss/reorder/duplication, concurrently from every context, and every access error
+ * with the target memory proven untouched.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+
+#include "amrma_rma.h"
+#include "harness.h"
+
+#define NODES 3
+#define Q 2
+#define REGION ((UINT64_C(64) << 20) + 65536)
+#define GUARD 0xa5
+
+static struct harness H;
+static struct amrma_rma *R[NODES];
+static uint8_t *target;		/* node 1's RW region */
+static uint8_t *ro, *wo;		/* read-only, write-only regions of node 1 */
+static uint64_t key_rw, key_ro, key_wo;
+static struct amrma_region *reg_rw, *reg_ro, *reg_wo;
+static uint8_t *src, *dst;
+static uint16_t mtu;
+
+static int
+rma_step(void)
+{
+	int work = h_step(&H);
+	unsigned int i;
+
+	for (i = 0; i < NODES; i++)
+		work += amrma_rma_progress(R[i]);
+	return work;
+}
+
+static int
+wait_req(struct amrma_ctx *ctx, amrma_rma_req_t req)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 60;
+	int status = 0, ret;
+
+	while ((ret = amrma_rma_test(ctx, req, &status)) == 0) {
+		if (rte_get_tsc_cycles() > end)
+			fail_msg("operation did not complete in 60 s");
+		rma_step();
+	}
+	assert_int_equal(ret, 1);
+	return status;
+}
+
+static void
+fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
+static int
+setup_group(void **state)
+{
+	struct amrma_region_table *t;
+	struct amrma_rma_conf rc;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&H, NODES, Q, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_threshold = UINT64_MAX;	/* tests pick the protocol explicitly */
+	for (i = 0; i < NODES; i++)
+		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
+	target = aligned_alloc(4096, REGION);
+	ro = aligned_alloc(4096, 1 << 20);
+	wo = aligned_alloc(4096, 1 << 20);
+	src = aligned_alloc(4096, REGION);
+	dst = aligned_alloc(4096, REGION);
+	assert_non_null(target);
+	assert_non_null(src);
+	assert_non_null(dst);
+	t = amrma_rma_regions(R[1]);
+	assert_int_equal(amrma_region_register(t, target, REGION,
+		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg_rw, &key_rw), 0);
+	assert_int_equal(amrma_region_register(t, ro, 1 << 20, AMRMA_REGION_READ, &reg_ro,
+					       &key_ro), 0);
+	assert_int_equal(amrma_region_register(t, wo, 1 << 20, AMRMA_REGION_WRITE, &reg_wo,
+					       &key_wo), 0);
+	mtu = amrma_am_max_payload(h_ctx(&H, 0, 0), 4);
+	return 0;
+}
+
+static int
+teardown_group(void **state)
+{
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < NODES; i++)
+		amrma_rma_destroy(R[i]);
+	h_destroy(&H);
+	free(target);
+	free(ro);
+	free(wo);
+	free(src);
+	free(dst);
+	return 0;
+}
+
+static const uint32_t protos[] = { AMRMA_RMA_F_SHORT, AMRMA_RMA_F_PIPELINED,
+				   AMRMA_RMA_F_RENDEZVOUS };
+static const char *const proto_name[] = { "short", "pipelined", "rendezvous" };
+
+/* put src+sa -> target+ta, check, get target+ta -> dst+da, check; guards untouched */
+static void
+round_trip(uint32_t proto, uint64_t len, uint32_t sa, uint32_t ta, uint32_t da,
+	   uint32_t seed, unsigned int ctxi)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, ctxi);
+	struct amrma_ep ep = { .node = 1, .ctx = (uint8_t)ctxi };
+	amrma_rma_req_t req;
+	int ret;
+
+	fill(src + sa, len, seed);
+	memset(target + ta - 16, GUARD, 16);
+	memset(target + ta + len, GUARD, 16);
+	ret = amrma_rma_put(ctx, ep, key_rw, ta, src + sa, len, proto, NULL, NULL, &req);
+	assert_int_equal(ret, 0);
+	assert_int_equal(wait_req(ctx, req), 0);
+	if (memcmp(target + ta, src + sa, len) != 0)
+		fail_msg("put of %" PRIu64 " bytes: data differ", len);
+	for (int g = 1; g <= 16; g++)
+		assert_int_equal(target[ta - g], GUARD);
+	for (int g = 0; g < 16; g++)
+		assert_int_equal(target[ta + len + g], GUARD);
+
+	memset(dst + da - 8, GUARD, len + 16);
+	ret = amrma_rma_get(ctx, ep, key_rw, ta, dst + da, len, proto, NULL, NULL, &req);
+	assert_int_equal(ret, 0);
+	assert_int_equal(wait_req(ctx, req), 0);
+	if (memcmp(dst + da, src + sa, len) != 0)
+		fail_msg("get of %" PRIu64 " bytes: data differ", len);
+	for (int g = 1; g <= 8; g++)
+		assert_int_equal(dst[da - g], GUARD);
+	for (int g = 0; g < 8; g++)
+		assert_int_equal(dst[da + len + g], GUARD);
+}
+
+static void
+test_sizes_all_protocols(void **state)
+{
+	uint64_t sizes[] = { 0, 1, 7, 0, 0, 0, 64 << 10, 1 << 20, 64 << 20 };
+	unsigned int p, s;
+
+	RTE_SET_USED(state);
+	sizes[3] = mtu - 1;
+	sizes[4] = mtu;
+	sizes[5] = mtu + 1;
+	for (p = 0; p < RTE_DIM(protos); p++)
+		for (s = 0; s < RTE_DIM(sizes); s++) {
+			if (protos[p] == AMRMA_RMA_F_SHORT && sizes[s] > mtu) {
+				/* too big for one frame: refused up front */
+				amrma_rma_req_t req;
+
+				assert_int_equal(amrma_rma_put(h_ctx(&H, 0, 0),
+					(struct amrma_ep){ .node = 1 }, key_rw, 0, src, sizes[s],
+					AMRMA_RMA_F_SHORT, NULL, NULL, &req), -EINVAL);
+				continue;
+			}
+			print_message("%s %" PRIu64 "\n", proto_name[p], sizes[s]);
+			round_trip(protos[p], sizes[s], 3, 4096 + 5, 16 + 7, p * 100 + s, s % Q);
+		}
+}
+
+static void
+test_faults(void **state)
+{
+	uint64_t sizes[] = { 1, 0, 200000, 1 << 20 };
+	struct amrma_am_stats st;
+	uint64_t retrans = 0;
+	unsigned int p, s, i;
+
+	RTE_SET_USED(state);
+	sizes[1] = mtu + 1;
+	for (i = 0; i < NODES; i++)
+		h_faults(&H, i, 5, 3, 5, 0, 77 + i);
+	for (p = 0; p < RTE_DIM(protos); p++)
+		for (s = 0; s < RTE_DIM(sizes); s++) {
+			if (protos[p] == AMRMA_RMA_F_SHORT && sizes[s] > mtu)
+				continue;
+			round_trip(protos[p], sizes[s], 1, 8192 + 3, 13, 1000 + p * 10 + s, 1);
+		}
+	for (i = 0; i < NODES; i++) {
+		amrma_node_stats_get(H.n[i].node, &st);
+		retrans += st.retransmits;
+		H.n[i].fault.drop_pct = H.n[i].fault.dup_pct = H.n[i].fault.reorder_pct = 0;
+	}
+	assert_true(retrans > 0);
+	assert_true(H.n[0].fault.dropped + H.n[1].fault.dropped > 0);
+}
+
+struct conc {
+	unsigned int done;
+	unsigned int errors;
+};
+
+static void
+conc_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct conc *c = arg;
+
+	RTE_SET_USED(ctx);
+	if (ev != AMRMA_RMA_EV_DONE)
+		return;
+	c->done++;
+	if (status != 0)
+		c->errors++;
+}
+
+/* Nodes 0 and 2, every context, put then get disjoint slices of node 1 at once. */
+static void
+test_concurrent_all_contexts(void **state)
+{
+	const uint64_t slice = 300000;
+	struct conc c = { 0 };
+	unsigned int n, q, k = 0, total = 0;
+	uint64_t end;
+
+	RTE_SET_USED(state);
+	fill(src, 4 * 2 * slice, 4242);
+	for (n = 0; n < NODES; n += 2)
+		for (q = 0; q < Q; q++, k++) {
+			uint32_t proto = protos[k % RTE_DIM(protos)] == AMRMA_RMA_F_SHORT ?
+					 AMRMA_RMA_F_PIPELINED : protos[k % RTE_DIM(protos)];
+
+			assert_int_equal(amrma_rma_put(h_ctx(&H, n, q),
+				(struct amrma_ep){ .node = 1, .ctx = (uint8_t)(k % Q) }, key_rw,
+				k * slice, src + k * slice, slice, proto, conc_cb, &c, NULL), 0);
+			total++;
+		}
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 60;
+	while (c.done < total && rte_get_tsc_cycles() < end)
+		rma_step();
+	assert_int_equal(c.done, total);
+	assert_int_equal(c.errors, 0);
+	assert_memory_equal(target, src, k * slice);
+	k = 0;
+	c.done = 0;
+	for (n = 0; n < NODES; n += 2)
+		for (q = 0; q < Q; q++, k++)
+			assert_int_equal(amrma_rma_get(h_ctx(&H, n, q),
+				(struct amrma_ep){ .node = 1, .ctx = (uint8_t)q }, key_rw,
+				k * slice, dst + k * slice, slice,
+				k & 1 ? AMRMA_RMA_F_RENDEZVOUS : AMRMA_RMA_F_PIPELINED, conc_cb, &c,
+				NULL), 0);
+	while (c.done < total && rte_get_tsc_cycles() < end)
+		rma_step();
+	assert_int_equal(c.done, total);
+	assert_int_equal(c.errors, 0);
+	assert_memory_equal(dst, src, k * slice);
+}
+
+/* every refusal: the right error at the initiator, not one byte written at the target */
+static void
+test_access_errors(void **state)
+{
+	struct { uint64_t key, off, len; bool put; int err; } cases[] = {
+		{ 0x1234, 0, 100, true, -ENOKEY },
+		{ 0, 0, 100, false, -ENOKEY },
+		{ 0, REGION - 10, 100, true, -ERANGE },
+		{ 0, REGION + 1, 0, false, -ERANGE },
+		{ 0, UINT64_MAX - 10, 100, true, -EOVERFLOW },
+		{ 0, 0, 3000000, false, -EACCES },	/* get from write-only */
+		{ 0, 0, 3000, true, -EACCES },		/* put to read-only */
+	};
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ep ep = { .node = 1, .ctx = 1 };
+	struct amrma_rma_stats st;
+	amrma_rma_req_t req;
+	unsigned int p, i;
+	uint8_t *snap = malloc(1 << 20);
+
+	RTE_SET_USED(state);
+	cases[1].key = key_rw ^ 1;
+	cases[2].key = key_rw;
+	cases[3].key = key_rw;
+	cases[4].key = key_rw;
+	cases[5].key = key_wo;
+	cases[6].key = key_ro;
+	memset(target, GUARD, 1 << 20);
+	memset(ro, 0x11, 1 << 20);
+	memset(dst, 0x22, 3000000);
+	for (p = 0; p < RTE_DIM(protos); p++)
+		for (i = 0; i < RTE_DIM(cases); i++) {
+			uint32_t proto = protos[p];
+			uint64_t len = cases[i].len;
+
+			if (proto == AMRMA_RMA_F_SHORT && len > mtu)
+				len = mtu;
+			if (cases[i].put)
+				assert_int_equal(amrma_rma_put(ctx, ep, cases[i].key, cases[i].off,
+					src, len, proto, NULL, NULL, &req), 0);
+			else
+				assert_int_equal(amrma_rma_get(ctx, ep, cases[i].key, cases[i].off,
+					dst, len, proto, NULL, NULL, &req), 0);
+			if (wait_req(ctx, req) != cases[i].err)
+				fail_msg("%s case %u: expected %d", proto_name[p], i, cases[i].err);
+		}
+	/* the target memory is provably untouched */
+	memset(snap, GUARD, 1 << 20);
+	assert_memory_equal(target, snap, 1 << 20);
+	memset(snap, 0x11, 1 << 20);
+	assert_memory_equal(ro, snap, 1 << 20);
+	for (i = 0; i < 3000000; i++)
+		if (dst[i] != 0x22)
+			fail_msg("refused get wrote local byte %u", i);
+	amrma_rma_stats_get(amrma_node_ctx(H.n[1].node, 1), &st);
+	assert_true(st.access_errors >= 3 * RTE_DIM(cases) - 3);
+	free(snap);
+}
+
+static unsigned int released;
+
+static void
+on_release(void *arg, void *addr, size_t len)
+{
+	RTE_SET_USED(arg);
+	RTE_SET_USED(addr);
+	RTE_SET_USED(len);
+	released++;
+}
+
+/* Deregister while a large put targets the region: no crash, later packets refused,
+ * the memory is released once, and nothing lands after deregistration. */
+static void
+test_deregister_in_flight(void **state)
+{
+	struct amrma_region_table *t = amrma_rma_regions(R[1]);
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	uint8_t *mem = aligned_alloc(4096, 8 << 20);
+	struct amrma_region *reg;
+	amrma_rma_req_t req;
+	uint64_t key;
+	int i, status;
+
+	RTE_SET_USED(state);
+	memset(mem, GUARD, 8 << 20);
+	fill(src, 8 << 20, 99);
+	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20, AMRMA_RMA_F_PIPELINED,
+				       NULL, NULL, &req), 0);
+	for (i = 0; i < 50; i++)
+		rma_step();
+	released = 0;
+	assert_true(amrma_region_deregister(t, reg, on_release, NULL) >= 0);
+	status = wait_req(ctx, req);
+	assert_int_equal(status, -ENOKEY);
+	assert_int_equal(released, 1);
+	/* once deregistered, the region is left alone: the rest is still guard bytes */
+	assert_int_equal(mem[(8 << 20) - 1], GUARD);
+	free(mem);
+}
+
+/* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
+ * its size are refused (-EBUSY), then everything completes once progress resumes. */
+static void
+test_queue_bound(void **state)
+{
+	struct amrma_rma_conf rc;
+	struct harness h2;
+	struct amrma_rma *r2[2];
+	struct conc c = { 0 };
+	struct amrma_region *reg;
+	uint64_t key, end;
+	unsigned int i, busy = 0, ok = 0;
+	int issued = 0;
+	static int stat_busy;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.queue_size = 8;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
+		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+	for (i = 0; i < 40; i++, issued++)
+		assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+			key, i * 1000, src, 1000, AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL), 0);
+	/* node 1's progress engine does not run: its queue fills up */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	while (c.done < 40 - 8 && rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(r2[0]);
+	}
+	busy = c.errors;
+	assert_int_equal(busy, 40 - 8);
+	/* now let it run: the 8 queued ones complete */
+	while (c.done < 40 && rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(r2[0]);
+		amrma_rma_progress(r2[1]);
+	}
+	ok = c.done - c.errors;
+	assert_int_equal(ok, 8);
+	stat_busy = (int)busy;
+	RTE_SET_USED(stat_busy);
+	amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+}
+
+/* Zero copy: pipelined puts attach the source; LOCAL is reported, then DONE. */
+struct evlog {
+	int seq[8];
+	int n;
+	int packets;
+};
+
+static void
+ev_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct evlog *l = arg;
+
+	RTE_SET_USED(ctx);
+	assert_int_equal(status, 0);
+	if (ev == AMRMA_RMA_EV_PACKET) {
+		l->packets++;
+		return;
+	}
+	if (l->n < 8)
+		l->seq[l->n++] = ev;
+}
+
+static void
+test_zero_copy_and_events(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_rma_stats before, after;
+	struct evlog l = { 0 };
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	uint64_t len = 100 * (uint64_t)mtu + 17;
+
+	RTE_SET_USED(state);
+	amrma_rma_stats_get(ctx, &before);
+	fill(src, len, 5);
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0, src, len,
+		AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB | AMRMA_RMA_F_PER_PACKET, ev_cb, &l,
+		NULL), 0);
+	while (l.n < 2 && rte_get_tsc_cycles() < end)
+		rma_step();
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.seq[0], AMRMA_RMA_EV_LOCAL);
+	assert_int_equal(l.seq[1], AMRMA_RMA_EV_DONE);
+	assert_int_equal(l.packets, 101);
+	amrma_rma_stats_get(ctx, &after);
+	assert_int_equal(after.zero_copy_chunks - before.zero_copy_chunks, 101);
+	assert_memory_equal(target, src, len);
+	assert_int_equal(amrma_rma_outstanding(ctx), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes_all_protocols),
+		cmocka_unit_test(test_zero_copy_and_events),
+		cmocka_unit_test(test_access_errors),
+		cmocka_unit_test(test_concurrent_all_contexts),
+		cmocka_unit_test(test_deregister_in_flight),
+		cmocka_unit_test(test_queue_bound),
+		cmocka_unit_test(test_faults),
+	};
+
+	h_eal_init("amrma_test_rma");
+	return cmocka_run_group_tests(tests, setup_group, teardown_group);
+}

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include "amrma_am.h"
+#include "amrma_rma.h"
 #include "app_config.h"
 
 /* handler indices used by the built-in workloads (same on every node) */
@@ -13,6 +14,9 @@ enum {
 	APP_H_ECHO = 1,		/* request: reply with the payload and its checksum */
 	APP_H_ECHO_REPLY = 2,	/* reply: verify checksum */
 	APP_H_SINK = 3,		/* request: count, reply empty */
+	APP_H_REGION_INFO = 4,	/* request {index}: reply {key, length, perm} */
+	APP_H_REGION_CRC = 5,	/* request {index, offset, length}: reply {crc32c} */
+	APP_H_REGION_REPLY = 6,	/* their replies */
 };
 
 struct app {
@@ -21,6 +25,21 @@ struct app {
 	struct amrma_net_dev dev;
 	struct rte_mempool *pool;
 	struct amrma_node *node;
+	struct amrma_rma *rma;
+	struct amrma_region *region[APP_MAX_REGIONS];
+	uint64_t region_key[APP_MAX_REGIONS];
+	uint8_t *region_mem[APP_MAX_REGIONS];
+	unsigned int nb_regions;
+};
+
+struct app_rma_result {
+	uint64_t size;
+	uint64_t count;
+	uint64_t verified;
+	uint64_t mismatches;
+	int status;
+	double put_mbps, get_mbps;	/* one operation at a time, verified ones */
+	double put_us, get_us;		/* mean time per operation */
 };
 
 extern volatile sig_atomic_t app_stop;
@@ -51,6 +70,20 @@ struct app_load_result {
 int app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t count,
 		uint32_t window, uint32_t size, double progress_s,
 		struct app_load_result *res);
+
+/** One round of everything the node needs in the compact layout (AM + RMA progress). */
+void app_poll(struct app *a);
+
+/** RMA engine, configured regions, directory and checksum handlers. */
+int app_rma_setup(struct app *a);
+void app_rma_teardown(struct app *a);
+
+/**
+ * For each configured size: put fresh data at an odd offset of the target's region 0,
+ * compare checksums computed on both sides, get it back and compare again.
+ */
+int app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t count,
+		 struct app_rma_result *res, unsigned int *nb_res);
 
 /** Register /amrma/stats, /amrma/peers, /amrma/contexts for dpdk-telemetry.py. */
 int app_telemetry_init(struct app *a);

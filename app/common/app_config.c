@@ -8,6 +8,7 @@
 
 #include <rte_cfgfile.h>
 
+#include "amrma_region.h"
 #include "app_config.h"
 
 /* rte_cfgfile keeps no line numbers: find the key's line ourselves for messages. */
@@ -133,6 +134,8 @@ parse_role(const char *v, enum app_role *r)
 		*r = ROLE_INITIATOR;
 	else if (strcmp(v, "echo") == 0)
 		*r = ROLE_ECHO;
+	else if (strcmp(v, "rma") == 0)
+		*r = ROLE_RMA;
 	else
 		return -EINVAL;
 	return 0;
@@ -157,6 +160,28 @@ parse_lcores(const char *v, struct app_config *cfg)
 	return cfg->nb_ctx_lcore ? 0 : -EINVAL;
 }
 
+static int
+parse_sizes(const char *v, struct app_config *cfg)
+{
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	cfg->nb_sizes = 0;
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *end;
+		unsigned long long x = strtoull(tok, &end, 0);
+
+		if (*end == 'K' || *end == 'k')
+			x <<= 10, end++;
+		else if (*end == 'M' || *end == 'm')
+			x <<= 20, end++;
+		if (*end != '\0' || cfg->nb_sizes == APP_MAX_SIZES || x > (1ull << 32))
+			return -EINVAL;
+		cfg->sizes[cfg->nb_sizes++] = x;
+	}
+	return cfg->nb_sizes ? 0 : -EINVAL;
+}
+
 static void
 defaults(struct app_config *cfg)
 {
@@ -172,6 +197,10 @@ defaults(struct app_config *cfg)
 	cfg->window = 32;
 	cfg->size = 64;
 	cfg->target = 1;
+	cfg->rndv_threshold = UINT64_C(1) << 20;
+	cfg->pipeline_depth = 64;
+	cfg->zero_copy = true;
+	parse_sizes("1,7,1400,1401,65536,1048576,4194304", cfg);
 }
 
 int
@@ -251,6 +280,33 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 		char *end;
 		unsigned long id;
 
+		if (strncmp(names[i], "region.", 7) == 0) {
+			struct app_region *r;
+
+			if (cfg->nb_region == APP_MAX_REGIONS) {
+				snprintf(err, errlen, "%s: more than %d [region.NAME] sections", path,
+					 APP_MAX_REGIONS);
+				ret = -EINVAL;
+				goto out;
+			}
+			r = &cfg->region[cfg->nb_region++];
+			snprintf(r->name, sizeof(r->name), "%s", names[i] + 7);
+			r->size = 1 << 20;
+			r->perm = AMRMA_REGION_READ | AMRMA_REGION_WRITE;
+			GET(c, &e, names[i], "size", 1, UINT64_C(1) << 40, r->size);
+			v = rte_cfgfile_get_entry(c, names[i], "perm");
+			if (v != NULL) {
+				if (strcmp(v, "rw") == 0)
+					r->perm = AMRMA_REGION_READ | AMRMA_REGION_WRITE;
+				else if (strcmp(v, "r") == 0)
+					r->perm = AMRMA_REGION_READ;
+				else if (strcmp(v, "w") == 0)
+					r->perm = AMRMA_REGION_WRITE;
+				else
+					CHECK(bad(&e, names[i], "perm", v, "expected r, w or rw"));
+			}
+			continue;
+		}
 		if (strncmp(names[i], "peer.", 5) != 0) {
 			if (strcmp(names[i], "node") && strcmp(names[i], "am") &&
 			    strcmp(names[i], "workload") && strcmp(names[i], "rma") &&
@@ -278,9 +334,16 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 		GET(c, &e, names[i], "contexts", 1, AMRMA_WIRE_MAX_CTX, p->nb_ctx);
 	}
 
+	GET(c, &e, "rma", "short_max", 0, 9000, cfg->short_max);
+	GET(c, &e, "rma", "rndv_threshold", 0, UINT64_MAX, cfg->rndv_threshold);
+	GET(c, &e, "rma", "pipeline_depth", 1, 4096, cfg->pipeline_depth);
+	GET(c, &e, "rma", "zero_copy", 0, 1, cfg->zero_copy);
+	v = rte_cfgfile_get_entry(c, "workload", "sizes");
+	if (v != NULL && parse_sizes(v, cfg) != 0)
+		CHECK(bad(&e, "workload", "sizes", v, "expected a list of sizes (K/M suffixes)"));
 	v = rte_cfgfile_get_entry(c, "workload", "role");
 	if (v != NULL && parse_role(v, &cfg->role) != 0)
-		CHECK(bad(&e, "workload", "role", v, "expected target, initiator or echo"));
+		CHECK(bad(&e, "workload", "role", v, "expected target, initiator, echo or rma"));
 	GET(c, &e, "workload", "peer", 0, cfg->node.max_nodes - 1, cfg->target);
 	GET(c, &e, "workload", "peer_ctx", 0, AMRMA_WIRE_MAX_CTX - 1, cfg->target_ctx);
 	GET(c, &e, "workload", "count", 1, UINT64_MAX, cfg->count);
@@ -310,7 +373,7 @@ app_config_usage(const char *prog)
 {
 	printf("usage: %s [EAL options] -- [--config FILE] [options]\n"
 	       "  --config FILE     INI file (see config/*.ini)\n"
-	       "  --role R          target | initiator | echo\n"
+	       "  --role R          target | initiator | echo | rma\n"
 	       "  --node-id N       our node id\n"
 	       "  --peer N          node the initiator drives\n"
 	       "  --count N         initiator: requests to complete\n"
@@ -319,6 +382,8 @@ app_config_usage(const char *prog)
 	       "  --duration S      target/echo: stop after S seconds (0: at SIGINT/SIGTERM)\n"
 	       "  --progress S      initiator: a progress line every S seconds\n"
 	       "  --idle-sleep US   back off after empty polls (shared CPUs)\n"
+	       "  --sizes LIST      rma: operation sizes, e.g. 1,4K,1M\n"
+	       "  --rndv-threshold N  rma: bytes from which rendezvous is used\n"
 	       "  --json            print the summary as JSON\n", prog);
 }
 
@@ -337,6 +402,8 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 		{ "progress", required_argument, NULL, 'P' },
 		{ "idle-sleep", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "sizes", required_argument, NULL, 'S' },
+		{ "rndv-threshold", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -389,6 +456,13 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 			break;
 		case 'j':
 			cfg->json = true;
+			break;
+		case 'S':
+			if (parse_sizes(optarg, cfg) != 0)
+				goto bad_opt;
+			break;
+		case 'T':
+			cfg->rndv_threshold = strtoull(optarg, NULL, 0);
 			break;
 		case 'h':
 			return 1;

@@ -13,7 +13,16 @@
 #define APP_MAX_PEERS 16
 #define APP_MAX_LCORES 64
 
-enum app_role { ROLE_TARGET, ROLE_INITIATOR, ROLE_ECHO };
+enum app_role { ROLE_TARGET, ROLE_INITIATOR, ROLE_ECHO, ROLE_RMA };
+
+#define APP_MAX_REGIONS 8
+#define APP_MAX_SIZES 16
+
+struct app_region {
+	char name[32];
+	uint64_t size;
+	uint32_t perm;			/* AMRMA_REGION_READ | AMRMA_REGION_WRITE */
+};
 enum app_layout { LAYOUT_COMPACT, LAYOUT_PRODUCTION };
 
 struct app_peer {
@@ -37,7 +46,17 @@ struct app_config {
 	/* [peer.N] */
 	struct app_peer peer[APP_MAX_PEERS];
 	unsigned int nb_peer;
+	/* [region.NAME] */
+	struct app_region region[APP_MAX_REGIONS];
+	unsigned int nb_region;
+	/* [rma] */
+	uint32_t short_max;
+	uint64_t rndv_threshold;
+	uint32_t pipeline_depth;
+	bool zero_copy;
 	/* [workload] */
+	uint64_t sizes[APP_MAX_SIZES];	/* rma: operation sizes */
+	unsigned int nb_sizes;
 	enum app_role role;
 	uint16_t target;		/* peer node the initiator drives */
 	uint8_t target_ctx;

@@ -153,7 +153,8 @@ app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t 
 			issued++;
 		}
 		ret = 0;
-		amrma_idle_step(&idle, amrma_node_poll(a->node, 32));
+		amrma_idle_step(&idle, amrma_node_poll(a->node, 32) +
+				       (a->rma ? amrma_rma_progress(a->rma) : 0));
 		if (progress_s > 0 && rte_rdtsc() - t_last > progress_s * hz) {
 			double el = (double)(rte_rdtsc() - t_start) / hz;
 
@@ -175,7 +176,7 @@ app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t 
 		uint64_t end = rte_rdtsc() + hz;
 
 		while (amrma_ctx_outstanding(ctx) != 0 && rte_rdtsc() < end)
-			amrma_node_poll(a->node, 32);
+			app_poll(a);
 		if (amrma_ctx_outstanding(ctx) != 0) {
 			/* callbacks still point at l: leave it allocated */
 			free(buf);

@@ -119,12 +119,13 @@ app_setup(struct app *a)
 		}
 	}
 	app_register_workloads(a->node);
-	return 0;
+	return app_rma_setup(a);
 }
 
 void
 app_teardown(struct app *a)
 {
+	app_rma_teardown(a);
 	amrma_node_destroy(a->node);
 	a->node = NULL;
 	amrma_net_close(&a->dev);

@@ -28,8 +28,12 @@ ctx_loop(void *arg)
 	struct amrma_ctx *ctx = arg;
 	struct amrma_idle idle = { .spin = A.cfg.idle_spin, .sleep_us = A.cfg.idle_sleep_us };
 
+	/* the progress engine runs with the context it sends from */
+	bool progress = amrma_ctx_index(ctx) == 0 && A.rma != NULL;
+
 	while (!app_stop)
-		amrma_idle_step(&idle, amrma_ctx_poll(ctx, 32));
+		amrma_idle_step(&idle, amrma_ctx_poll(ctx, 32) +
+				(progress ? amrma_rma_progress(A.rma) : 0));
 	return 0;
 }
 
@@ -78,7 +82,37 @@ serve(void)
 		return;
 	}
 	while (!app_stop && rte_rdtsc() < end)
-		amrma_idle_step(&idle, amrma_node_poll(A.node, 32));
+		amrma_idle_step(&idle, amrma_node_poll(A.node, 32) + amrma_rma_progress(A.rma));
+}
+
+static int
+rma_initiate(void)
+{
+	struct amrma_ep dst = { .node = A.cfg.target, .ctx = A.cfg.target_ctx };
+	struct app_rma_result r[APP_MAX_SIZES];
+	unsigned int n = 0, i, bad = 0;
+	int ret;
+
+	ret = app_rma_load(&A, amrma_node_ctx(A.node, 0), dst, A.cfg.count, r, &n);
+	for (i = 0; i < n; i++) {
+		if (r[i].verified != r[i].count)
+			bad++;
+		if (A.cfg.json)
+			printf("{\"role\":\"rma\",\"size\":%" PRIu64 ",\"count\":%" PRIu64
+			       ",\"verified\":%" PRIu64 ",\"mismatches\":%" PRIu64 ",\"status\":%d,"
+			       "\"put_MBps\":%.1f,\"get_MBps\":%.1f,\"put_us\":%.2f,\"get_us\":%.2f}\n",
+			       r[i].size, r[i].count, r[i].verified, r[i].mismatches, r[i].status,
+			       r[i].put_mbps, r[i].get_mbps, r[i].put_us, r[i].get_us);
+		else
+			printf("rma: %9" PRIu64 " B x %-5" PRIu64 " put+get verified %" PRIu64
+			       "/%" PRIu64 " (crc32c on both sides), put %.1f us %.0f MB/s, "
+			       "get %.1f us %.0f MB/s%s\n", r[i].size, r[i].count, r[i].verified,
+			       r[i].count, r[i].put_us, r[i].put_mbps, r[i].get_us, r[i].get_mbps,
+			       r[i].status ? " FAILED" : "");
+	}
+	if (ret != 0)
+		return ret;
+	return bad == 0 ? 0 : -EIO;
 }
 
 static int
@@ -128,7 +162,7 @@ drain(void)
 
 	do {
 		pending = 0;
-		amrma_node_poll(A.node, 32);
+		app_poll(&A);
 		for (i = 0; i < amrma_node_nb_ctx(A.node); i++)
 			pending += amrma_ctx_outstanding(amrma_node_ctx(A.node, i));
 	} while (pending != 0 && rte_rdtsc() < end);
@@ -137,7 +171,7 @@ drain(void)
 int
 main(int argc, char **argv)
 {
-	static const char *roles[] = { "target", "initiator", "echo" };
+	static const char *roles[] = { "target", "initiator", "echo", "rma" };
 	char err[512], mac[RTE_ETHER_ADDR_FMT_SIZE];
 	int ret;
 
@@ -174,6 +208,8 @@ main(int argc, char **argv)
 
 	if (A.cfg.role == ROLE_INITIATOR)
 		ret = initiate();
+	else if (A.cfg.role == ROLE_RMA)
+		ret = rma_initiate();
 	else
 		serve();
 	drain();

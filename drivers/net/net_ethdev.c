@@ -74,7 +74,7 @@ amrma_net_ethdev_open(struct amrma_net_dev *dev, uint16_t port_id, uint16_t nb_q
 	dev->tx_csum_offload = (conf.txmode.offloads &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)) ==
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
-	dev->tx_retries = 64;
+	dev->tx_retries = 8;	/* then back-pressure: unsent frames wait for the next poll */
 	return 0;
 }
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Building frames into mbufs and handing them to the context's TX queue. */
 
+#include <string.h>
+
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
@@ -101,17 +103,24 @@ ctx_tx_flush(struct amrma_ctx *ctx)
 		return;
 	sent = amrma_net_tx(ctx->dev, ctx->idx, ctx->tx, n);
 	ctx->st.tx_frames += sent;
-	if (unlikely(sent < n)) {
-		/* sequenced frames are still held by their channel: the timer resends them */
-		ctx->st.tx_drops += n - sent;
-		rte_pktmbuf_free_bulk(ctx->tx + sent, n - sent);
-	}
-	ctx->nb_tx = 0;
+	/* a full TX queue is back-pressure, not loss: keep the rest for the next poll */
+	if (unlikely(sent < n))
+		memmove(ctx->tx, ctx->tx + sent, (n - sent) * sizeof(ctx->tx[0]));
+	ctx->nb_tx = n - sent;
 }
 
 void
 ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
 {
+	if (ctx->nb_tx == TX_BUF) {
+		ctx_tx_flush(ctx);
+		if (ctx->nb_tx == TX_BUF) {
+			/* the port takes nothing: drop; a held frame is resent by its timer */
+			ctx->st.tx_drops++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
 	ctx->st.tx_bytes += m->pkt_len;
 	ctx->tx[ctx->nb_tx++] = m;
 	if (ctx->nb_tx == TX_BUF)

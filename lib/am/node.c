@@ -105,6 +105,8 @@ ctx_fini(struct amrma_ctx *ctx)
 	for (i = 0; i < ctx->nb_chan; i++)
 		chan_fail(ctx, ctx->all[i], -ECANCELED);
 	ctx_tx_flush(ctx);
+	rte_pktmbuf_free_bulk(ctx->tx, ctx->nb_tx);	/* what the port never took */
+	ctx->nb_tx = 0;
 	while (ctx->steer != NULL && rte_ring_dequeue(ctx->steer, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
 	rte_ring_free(ctx->steer);

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RMA in the applications: regions from the config, a directory the initiator asks for
+ * keys (APP_H_REGION_INFO), a checksum service so both sides verify (APP_H_REGION_CRC),
+ * and the verifying put/get workload.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_hash_crc.h>
+#include <rte_malloc.h>
+
+#include "app.h"
+
+/* request: {index} -> reply {key, length, permissions} */
+static int
+region_info_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+		    const struct amrma_am_msg *msg, void *arg)
+{
+	struct app *a = arg;
+	uint64_t out[3];
+	uint64_t i = msg->nargs ? msg->args[0] : UINT64_MAX;
+
+	if (i >= a->nb_regions)
+		return -ENOENT;
+	out[0] = a->region_key[i];
+	out[1] = a->cfg.region[i].size;
+	out[2] = a->cfg.region[i].perm;
+	return amrma_am_reply(ctx, tok, APP_H_REGION_REPLY, out, 3, NULL, 0, 0);
+}
+
+/* request: {index, offset, length} -> reply {crc32c of those bytes} */
+static int
+region_crc_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+		   const struct amrma_am_msg *msg, void *arg)
+{
+	struct app *a = arg;
+	uint64_t crc;
+
+	if (msg->nargs < 3 || msg->args[0] >= a->nb_regions)
+		return -ENOENT;
+	if (msg->args[1] > a->cfg.region[msg->args[0]].size ||
+	    msg->args[2] > a->cfg.region[msg->args[0]].size - msg->args[1])
+		return -ERANGE;
+	crc = rte_hash_crc(a->region_mem[msg->args[0]] + msg->args[1], msg->args[2], 0);
+	return amrma_am_reply(ctx, tok, APP_H_REGION_REPLY, &crc, 1, NULL, 0, 0);
+}
+
+struct sync_call {
+	bool done;
+	int status;
+	uint64_t out[3];
+};
+
+static int
+region_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+		     const struct amrma_am_msg *msg, void *arg)
+{
+	struct sync_call *c = msg->op_arg;
+	unsigned int i;
+
+	(void)ctx;
+	(void)tok;
+	(void)arg;
+	for (i = 0; i < msg->nargs && i < 3; i++)
+		c->out[i] = msg->args[i];
+	return 0;
+}
+
+static void
+sync_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct sync_call *c = arg;
+
+	(void)ctx;
+	c->status = status;
+	c->done = true;
+}
+
+void
+app_poll(struct app *a)
+{
+	amrma_node_poll(a->node, 32);
+	if (a->rma != NULL)
+		amrma_rma_progress(a->rma);
+}
+
+/* A request whose reply we wait for (outside handlers only). */
+static int
+call(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t h,
+     const uint64_t *args, unsigned int nargs, struct sync_call *c)
+{
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	while ((ret = amrma_am_request(ctx, dst, h, args, nargs, NULL, 0, sync_done, c)) ==
+	       -EAGAIN)
+		app_poll(a);
+	if (ret != 0)
+		return ret;
+	while (!c->done && !app_stop)
+		app_poll(a);
+	return c->done ? c->status : -EINTR;
+}
+
+int
+app_rma_setup(struct app *a)
+{
+	struct amrma_rma_conf rc;
+	unsigned int i;
+	int ret;
+
+	amrma_rma_conf_defaults(&rc);
+	rc.short_max = a->cfg.short_max;
+	rc.rndv_threshold = a->cfg.rndv_threshold;
+	rc.pipeline_depth = a->cfg.pipeline_depth;
+	rc.zero_copy = a->cfg.zero_copy;
+	ret = amrma_rma_create(a->node, &rc, &a->rma);
+	if (ret != 0) {
+		fprintf(stderr, "rma create: %s\n", strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < a->cfg.nb_region; i++) {
+		const struct app_region *r = &a->cfg.region[i];
+
+		/* DPDK memory: a NIC can DMA it, so zero-copy works on real ports too */
+		a->region_mem[i] = rte_zmalloc_socket("amrma_region", r->size, 4096,
+						      a->dev.socket_id);
+		if (a->region_mem[i] == NULL) {
+			fprintf(stderr, "region %s: cannot allocate %" PRIu64 " bytes\n", r->name,
+				r->size);
+			return -ENOMEM;
+		}
+		ret = amrma_region_register(amrma_rma_regions(a->rma), a->region_mem[i], r->size,
+					    r->perm, &a->region[i], &a->region_key[i]);
+		if (ret != 0)
+			return ret;
+		a->nb_regions++;
+		printf("region %u '%s': %" PRIu64 " bytes, %s%s\n", i, r->name, r->size,
+		       r->perm & AMRMA_REGION_READ ? "r" : "", r->perm & AMRMA_REGION_WRITE ? "w" : "");
+	}
+	amrma_am_register(a->node, APP_H_REGION_INFO, region_info_handler, a);
+	amrma_am_register(a->node, APP_H_REGION_CRC, region_crc_handler, a);
+	amrma_am_register(a->node, APP_H_REGION_REPLY, region_reply_handler, NULL);
+	return 0;
+}
+
+void
+app_rma_teardown(struct app *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nb_regions; i++)
+		amrma_region_deregister(amrma_rma_regions(a->rma), a->region[i], NULL, NULL);
+	amrma_rma_destroy(a->rma);
+	a->rma = NULL;
+	for (i = 0; i < a->nb_regions; i++)
+		rte_free(a->region_mem[i]);
+	a->nb_regions = 0;
+}
+
+static uint64_t
+xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int
+wait_op(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
+{
+	int status = 0, ret;
+
+	while ((ret = amrma_rma_test(ctx, req, &status)) == 0 && !app_stop)
+		app_poll(a);
+	return ret == 1 ? status : (ret == 0 ? -EINTR : ret);
+}
+
+int
+app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t count,
+	     struct app_rma_result *res, unsigned int *nb_res)
+{
+	struct sync_call c;
+	uint64_t key, rlen, max = 0, seed = 0x9e3779b97f4a7c15ull, idx = 0;
+	uint8_t *src, *back;
+	unsigned int s;
+	int ret;
+
+	*nb_res = 0;
+	ret = call(a, ctx, dst, APP_H_REGION_INFO, &idx, 1, &c);
+	if (ret != 0) {
+		fprintf(stderr, "rma: the target has no region 0 (%s)\n", strerror(-ret));
+		return ret;
+	}
+	key = c.out[0];
+	rlen = c.out[1];
+	for (s = 0; s < a->cfg.nb_sizes; s++)
+		max = RTE_MAX(max, a->cfg.sizes[s]);
+	if (max + 64 > rlen) {
+		fprintf(stderr, "rma: sizes up to %" PRIu64 " need a region larger than %" PRIu64
+			"\n", max, rlen);
+		return -ERANGE;
+	}
+	src = rte_malloc(NULL, max + 64, 64);
+	back = rte_malloc(NULL, max + 64, 64);
+	if (src == NULL || back == NULL) {
+		rte_free(src);
+		rte_free(back);
+		return -ENOMEM;
+	}
+	for (s = 0; s < a->cfg.nb_sizes && !app_stop; s++) {
+		struct app_rma_result *r = &res[(*nb_res)++];
+		uint64_t len = a->cfg.sizes[s], n, i;
+		uint64_t hz = rte_get_tsc_hz(), t_put = 0, t_get = 0;
+
+		memset(r, 0, sizeof(*r));
+		r->size = len;
+		n = RTE_MAX(UINT64_C(1), RTE_MIN(count, (UINT64_C(256) << 20) / RTE_MAX(len, UINT64_C(1))));
+		for (i = 0; i < n && !app_stop; i++) {
+			/* odd alignment on both sides, fresh data every time */
+			uint64_t off = (xorshift(&seed) % (rlen - len - 32)) | 1;
+			uint8_t *p = src + 3, *q = back + 5;
+			uint64_t k, t0, args[3];
+			uint32_t crc;
+			amrma_rma_req_t req;
+
+			for (k = 0; k < len; k++)
+				p[k] = (uint8_t)xorshift(&seed);
+			crc = rte_hash_crc(p, len, 0);
+			t0 = rte_rdtsc();
+			ret = amrma_rma_put(ctx, dst, key, off, p, len, 0, NULL, NULL, &req);
+			if (ret == 0)
+				ret = wait_op(a, ctx, req);
+			t_put += rte_rdtsc() - t0;
+			if (ret != 0)
+				break;
+			args[0] = 0;
+			args[1] = off;
+			args[2] = len;
+			ret = call(a, ctx, dst, APP_H_REGION_CRC, args, 3, &c);
+			if (ret != 0)
+				break;
+			if (c.out[0] != crc) {
+				r->mismatches++;
+				continue;
+			}
+			memset(q, 0, len);
+			t0 = rte_rdtsc();
+			ret = amrma_rma_get(ctx, dst, key, off, q, len, 0, NULL, NULL, &req);
+			if (ret == 0)
+				ret = wait_op(a, ctx, req);
+			t_get += rte_rdtsc() - t0;
+			if (ret != 0)
+				break;
+			if (rte_hash_crc(q, len, 0) != crc || memcmp(p, q, len) != 0) {
+				r->mismatches++;
+				continue;
+			}
+			r->verified++;
+		}
+		r->count = n;
+		r->status = ret;
+		r->put_mbps = t_put ? (double)len * r->verified * hz / t_put / 1e6 : 0;
+		r->get_mbps = t_get ? (double)len * r->verified * hz / t_get / 1e6 : 0;
+		r->put_us = r->verified ? (double)t_put * 1e6 / hz / r->verified : 0;
+		r->get_us = r->verified ? (double)t_get * 1e6 / hz / r->verified : 0;
+		if (ret != 0)
+			break;
+	}
+	rte_free(src);
+	rte_free(back);
+	return ret;
+}

@@ -65,6 +65,8 @@ struct amrma_rma_conf {
 	uint32_t queue_size;		/**< RMA queue entries (power of two) */
 	bool zero_copy;			/**< attach put payloads instead of copying */
 	uint32_t progress_ctx;		/**< context the progress engine sends from */
+	uint32_t rndv_timeout_ms;	/**< a rendezvous waiting this long without progress
+					 *   (no CTS, no data) fails with -ETIMEDOUT */
 };
 
 void amrma_rma_conf_defaults(struct amrma_rma_conf *conf);
@@ -171,6 +173,7 @@ struct amrma_rma_stats {
 	uint64_t bad_replies;		/**< initiator: replies that do not fit the op */
 	uint64_t queue_full;		/**< target: RMA queue full, request refused */
 	uint64_t tag_retries;		/**< tagged data refused (not posted yet), resent */
+	uint64_t rndv_timeouts;		/**< rendezvous waits that expired (either side) */
 };
 
 void amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
@@ -46,6 +47,7 @@ amrma_rma_conf_defaults(struct amrma_rma_conf *c)
 	c->queue_size = 1024;
 	c->zero_copy = true;
 	c->progress_ctx = 0;
+	c->rndv_timeout_ms = 10000;
 }
 
 struct rma_op *
@@ -327,6 +329,15 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 		work += op_issue(rc, op);
 	if (rc->nb_rx_done != 0)
 		work += rndv_finish_rx(rc);
+	{
+		uint64_t now = rte_rdtsc();
+
+		/* rendezvous deadlines: a coarse scan is plenty */
+		if (now >= rc->next_scan) {
+			rc->next_scan = now + rte_get_tsc_hz() / 100;
+			work += rndv_expire(rc, now);
+		}
+	}
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->finishing, next, tmp) {
 		if (!__atomic_load_n(&op->ext_released, __ATOMIC_ACQUIRE))
 			continue;

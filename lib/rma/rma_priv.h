@@ -51,6 +51,7 @@ struct rma_op {
 	uint32_t nb_retry;		/* chunks to resend (receiver not ready) */
 	uint32_t retry[RETRY_MAX];
 	int status;			/* first error */
+	uint64_t deadline;		/* rendezvous: TSC by which the peer must progress */
 	uint64_t tag;			/* rendezvous / tagged send */
 	uint64_t rid;			/* rendezvous put: receiver's id */
 	struct amrma_region *ref;	/* tagged send from a region: held until done */
@@ -77,6 +78,7 @@ struct rma_rx {
 	uint64_t left;			/* bytes not yet placed */
 	struct amrma_region *ref;	/* target region (rendezvous put) */
 	uint32_t op;			/* rendezvous get: our op index */
+	uint64_t deadline;		/* TSC by which the next data must arrive */
 };
 
 #define RMA_MAX_RX 256
@@ -92,6 +94,7 @@ struct rma_ctx {
 	uint32_t rx_done[RMA_MAX_RX];	/* received tagged messages to finish */
 	uint32_t nb_rx_done;
 	struct amrma_tag_engine *tags;	/* tagged receives of this context */
+	uint64_t next_scan;		/* TSC of the next deadline scan */
 	struct rma_rx rx[RMA_MAX_RX];
 	struct amrma_rma_stats st;
 };
@@ -151,6 +154,8 @@ rc_of(const struct amrma_ctx *ctx)
 void rndv_register(struct amrma_node *node, struct amrma_rma *rma);
 int rndv_start(struct rma_ctx *rc, struct rma_op *op);
 int rndv_finish_rx(struct rma_ctx *rc);
+int rndv_expire(struct rma_ctx *rc, uint64_t now);
+uint64_t rndv_timeout_tsc(const struct amrma_rma *rma);
 void rndv_drop_pending(struct amrma_rma *rma);
 
 #endif

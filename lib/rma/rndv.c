@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <rte_service_component.h>
 
@@ -47,6 +48,17 @@ rx_free(struct rma_ctx *rc, uint32_t i)
 	rx->gen++;
 }
 
+/* Withdraw a receive: cancel it, or end it with status once data matched it. */
+static void
+rx_abort(struct rma_ctx *rc, uint32_t i, int status)
+{
+	if (rc->rx[i].matched)
+		amrma_tag_complete(rc->tags, rc->rx[i].recv_id, status);
+	else
+		amrma_tag_cancel(rc->tags, rc->rx[i].recv_id);
+	rx_free(rc, i);
+}
+
 /* Post a tagged receive over buf on rc; returns the rx slot or a negative errno. */
 static int
 post_recv(struct rma_ctx *rc, uint16_t src_node, uint64_t tag, uint8_t *buf, uint64_t len)
@@ -71,6 +83,7 @@ post_recv(struct rma_ctx *rc, uint16_t src_node, uint64_t tag, uint8_t *buf, uin
 	rc->rx[i].len = len;
 	rc->rx[i].left = len;
 	rc->rx[i].ref = NULL;
+	rc->rx[i].deadline = rte_rdtsc() + rndv_timeout_tsc(rc->rma);
 	return i;
 }
 
@@ -96,8 +109,7 @@ rget_done(struct amrma_ctx *ctx, void *arg, int status)
 		return;
 	i = (uint32_t)op->rid;
 	/* refused: no data will come; withdraw the receive */
-	amrma_tag_cancel(rc->tags, rc->rx[i].recv_id);
-	rx_free(rc, i);
+	rx_abort(rc, i, status);
 	op_packet_done(rc, op, 0, status);
 }
 
@@ -110,6 +122,7 @@ rndv_start(struct rma_ctx *rc, struct rma_op *op)
 	int ret, i;
 
 	op->tag = h;
+	op->deadline = rte_rdtsc() + rndv_timeout_tsc(rc->rma);
 	rc->st.rndv_ops++;
 	args[0] = op->key;
 	args[1] = op->offset;
@@ -132,10 +145,8 @@ rndv_start(struct rma_ctx *rc, struct rma_op *op)
 	op->in_flight = 1;	/* the whole message is one completion */
 	ret = amrma_am_request(ctx, op->dst, AMRMA_RMA_H_RGET, args, 6, NULL, 0, rget_done,
 			       (void *)(uintptr_t)h);
-	if (ret != 0) {
-		amrma_tag_cancel(rc->tags, rc->rx[i].recv_id);
-		rx_free(rc, (uint32_t)i);
-	}
+	if (ret != 0)
+		rx_abort(rc, (uint32_t)i, ret);
 	return ret;
 }
 
@@ -285,6 +296,10 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	if (msg->len != 0)
 		memcpy(rx->buf + off, msg->payload, msg->len);
 	rx->left -= msg->len;
+	/* progress: both sides' deadlines move on */
+	rx->deadline = rte_rdtsc() + rndv_timeout_tsc(rma);
+	if (rx->ref == NULL && rx->op < rma->conf.max_ops)
+		rc->ops[rx->op].deadline = rx->deadline;
 	if (rx->ref != NULL)
 		rc->st.served_put_bytes += msg->len;
 	if (rx->left == 0) {
@@ -321,6 +336,50 @@ rndv_finish_rx(struct rma_ctx *rc)
 			op_packet_done(rc, &rc->ops[opi], rc->ops[opi].len, 0);
 	}
 	return (int)n;
+}
+
+uint64_t
+rndv_timeout_tsc(const struct amrma_rma *rma)
+{
+	return rte_get_tsc_hz() / 1000 * rma->conf.rndv_timeout_ms;
+}
+
+/* Rendezvous waits that saw no progress in time: the peer died or lost interest. */
+int
+rndv_expire(struct rma_ctx *rc, uint64_t now)
+{
+	uint32_t i;
+	int n = 0;
+
+	for (i = 0; i < rc->rma->conf.max_ops; i++) {
+		struct rma_op *op = &rc->ops[i];
+
+		if (op->proto != AMRMA_RMA_F_RENDEZVOUS || now < op->deadline)
+			continue;
+		if (op->state == OP_WAIT_CTS) {
+			rc->st.rndv_timeouts++;
+			op_fail(rc, op, -ETIMEDOUT);
+			n++;
+		} else if (op->kind == OP_GET && op->state == OP_DRAINING &&
+			   op->rid < RMA_MAX_RX && rc->rx[op->rid].used &&
+			   !rc->rx[op->rid].complete) {
+			rc->st.rndv_timeouts++;
+			rx_abort(rc, (uint32_t)op->rid, -ETIMEDOUT);
+			op_packet_done(rc, op, 0, -ETIMEDOUT);
+			n++;
+		}
+	}
+	/* target side: receives posted for a put whose data never came */
+	for (i = 0; i < RMA_MAX_RX; i++) {
+		struct rma_rx *rx = &rc->rx[i];
+
+		if (rx->used && rx->ref != NULL && !rx->complete && now >= rx->deadline) {
+			rc->st.rndv_timeouts++;
+			rx_abort(rc, i, -ETIMEDOUT);
+			n++;
+		}
+	}
+	return n;
 }
 
 static void

@@ -424,6 +424,64 @@ test_queue_bound(void **state)
 	h_destroy(&h2);
 }
 
+/* A target that accepts a rendezvous and then goes quiet: the initiator fails with
+ * -ETIMEDOUT, and when the target wakes up late it reclaims everything it held. */
+static void
+test_rendezvous_timeout(void **state)
+{
+	struct amrma_rma_conf rc;
+	struct harness h2;
+	struct amrma_rma *r2[2];
+	struct amrma_region *reg;
+	struct amrma_rma_stats st;
+	amrma_rma_req_t put, get;
+	uint64_t key, end;
+	int status = 0;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 50;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
+		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+		src, 100000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &put), 0);
+	assert_int_equal(amrma_rma_get(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+		dst, 100000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &get), 0);
+	/* node 1 answers AM but its progress engine never runs */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (amrma_rma_test(h_ctx(&h2, 0, 0), put, &status) == 0 &&
+	       rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(r2[0]);
+	}
+	assert_int_equal(status, -ETIMEDOUT);
+	while (amrma_rma_test(h_ctx(&h2, 0, 0), get, &status) == 0 &&
+	       rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(r2[0]);
+	}
+	assert_int_equal(status, -ETIMEDOUT);
+	/* the target wakes up: its late CTS and data are refused, its receive expires */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 5;
+	while (rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(r2[0]);
+		amrma_rma_progress(r2[1]);
+	}
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &st);
+	assert_true(st.rndv_timeouts >= 1);
+	/* nothing holds the region any more: it is released at once */
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&h2, 1, 0)), 0);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+}
+
 /* Zero copy: pipelined puts attach the source; LOCAL is reported, then DONE. */
 struct evlog {
 	int seq[8];
@@ -483,6 +541,7 @@ main(void)
 		cmocka_unit_test(test_concurrent_all_contexts),
 		cmocka_unit_test(test_deregister_in_flight),
 		cmocka_unit_test(test_queue_bound),
+		cmocka_unit_test(test_rendezvous_timeout),
 		cmocka_unit_test(test_faults),
 	};
 

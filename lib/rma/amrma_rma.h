@@ -157,6 +157,15 @@ int amrma_rma_progress(struct amrma_rma *rma);
 /** Register the progress engine as an rte_service (the caller maps and starts it). */
 int amrma_rma_service_register(struct amrma_rma *rma, uint32_t *service_id);
 
+struct amrma_copy_engine;
+
+/**
+ * Make the RMA handlers of ctx place received bytes with engine e (CPU by default; see
+ * drivers/dma/amrma_dma.h). The engine must outlive its use and is used only by ctx's
+ * lcore. NULL restores the CPU engine.
+ */
+int amrma_rma_set_copy_engine(struct amrma_ctx *ctx, struct amrma_copy_engine *e);
+
 /** Counters of one context (initiator and target roles). */
 struct amrma_rma_stats {
 	uint64_t puts;

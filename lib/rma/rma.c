@@ -549,10 +549,11 @@ put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 		return ret;	/* the automatic reply carries it to the initiator */
 	}
 	if (msg->len != 0)
-		memcpy(dst, msg->payload, msg->len);
+		ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
 	amrma_region_put(rma->regions, ref);
-	rc->st.served_put_bytes += msg->len;
-	return 0;
+	if (ret == 0)
+		rc->st.served_put_bytes += msg->len;
+	return ret;
 }
 
 static int
@@ -604,8 +605,17 @@ get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrm
 		rc->st.bad_replies++;
 		return -EPROTO;
 	}
-	if (want != 0)
-		memcpy(op->buf + off, msg->payload, want);
+	return want != 0 ? amrma_copy(rc->copy, op->buf + off, msg->payload, (uint32_t)want) : 0;
+}
+
+int
+amrma_rma_set_copy_engine(struct amrma_ctx *ctx, struct amrma_copy_engine *e)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+
+	if (rc == NULL || (e != NULL && e->ops == NULL))
+		return -EINVAL;
+	rc->copy = e != NULL ? e : &rc->cpu;
 	return 0;
 }
 
@@ -647,6 +657,8 @@ rc_init(struct amrma_rma *rma, struct rma_ctx *rc, struct amrma_ctx *ctx, int so
 	rc->nb_free = rma->conf.max_ops;
 	TAILQ_INIT(&rc->active);
 	TAILQ_INIT(&rc->finishing);
+	amrma_copy_cpu_init(&rc->cpu);
+	rc->copy = &rc->cpu;
 	amrma_ctx_set_priv(ctx, rc);
 	amrma_ctx_set_hook(ctx, rma_poll, rc);
 	return 0;

@@ -10,6 +10,7 @@
 #include <rte_ring.h>
 #include <rte_tailq.h>
 
+#include "amrma_dma.h"
 #include "amrma_rma.h"
 #include "amrma_tag.h"
 
@@ -94,6 +95,8 @@ struct rma_ctx {
 	uint32_t rx_done[RMA_MAX_RX];	/* received tagged messages to finish */
 	uint32_t nb_rx_done;
 	struct amrma_tag_engine *tags;	/* tagged receives of this context */
+	struct amrma_copy_engine *copy;	/* places received bytes */
+	struct amrma_copy_engine cpu;
 	uint64_t next_scan;		/* TSC of the next deadline scan */
 	struct rma_rx rx[RMA_MAX_RX];
 	struct amrma_rma_stats st;

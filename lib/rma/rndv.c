@@ -293,8 +293,8 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 			return -EAGAIN;
 		rx->matched = true;
 	}
-	if (msg->len != 0)
-		memcpy(rx->buf + off, msg->payload, msg->len);
+	if (msg->len != 0 && amrma_copy(rc->copy, rx->buf + off, msg->payload, msg->len) != 0)
+		return -EIO;	/* not placed: the sender sees the error */
 	rx->left -= msg->len;
 	/* progress: both sides' deadlines move on */
 	rx->deadline = rte_rdtsc() + rndv_timeout_tsc(rma);

@@ -20,15 +20,23 @@ static unsigned int h_seq;
 void
 h_eal_init(const char *prefix)
 {
-	char pfx[64];
+	h_eal_init_vdev(prefix, NULL);
+}
+
+void
+h_eal_init_vdev(const char *prefix, const char *vdev)
+{
+	char pfx[64], vd[64];
 	char *argv[] = { "test", "--no-huge", "--no-pci", "--no-shconf", "-m", "1024",
 			 "--file-prefix", pfx, "--log-level", "lib.eal:error",
-			 "--log-level", "lib.amrma.*:error", "-l", "0", NULL };
+			 "--log-level", "lib.amrma.*:error", "-l", "0", "--vdev", vd, NULL };
+	int argc = (int)RTE_DIM(argv) - 1 - (vdev == NULL ? 2 : 0);
 
 	if (eal_done)
 		return;
 	snprintf(pfx, sizeof(pfx), "%s_%d", prefix, (int)getpid());
-	if (rte_eal_init((int)RTE_DIM(argv) - 1, argv) < 0) {
+	snprintf(vd, sizeof(vd), "%s", vdev ? vdev : "");
+	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, "rte_eal_init failed\n");
 		exit(1);
 	}

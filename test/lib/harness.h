@@ -52,6 +52,9 @@ struct harness {
 /** rte_eal_init once per process with test-friendly arguments (no hugepages). */
 void h_eal_init(const char *prefix);
 
+/** The same with one extra --vdev (e.g. "dma_skeleton"). */
+void h_eal_init_vdev(const char *prefix, const char *vdev);
+
 /** Set conf defaults used by tests (small timers so loss recovers quickly). */
 void h_conf(struct amrma_node_conf *c);
 

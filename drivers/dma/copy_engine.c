@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copy engines: CPU and rte_dmadev. */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_dmadev.h>
+#include <rte_eal.h>
+#include <rte_memory.h>
+#include <rte_pause.h>
+
+#include "amrma_dma.h"
+
+static int
+cpu_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
+{
+	memcpy(dst, src, len);
+	e->copies++;
+	e->bytes += len;
+	return 0;
+}
+
+static void
+cpu_close(struct amrma_copy_engine *e)
+{
+	(void)e;
+}
+
+static const struct amrma_copy_ops cpu_ops = {
+	.name = "cpu",
+	.copy = cpu_copy,
+	.close = cpu_close,
+};
+
+void
+amrma_copy_cpu_init(struct amrma_copy_engine *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ops = &cpu_ops;
+	e->dev_id = -1;
+}
+
+static rte_iova_t
+iova_of(const void *p)
+{
+	rte_iova_t iova = rte_mem_virt2iova(p);
+
+	/* memory EAL does not know (malloc'd, mbuf-external): usable as IOVA in VA mode */
+	if (iova == RTE_BAD_IOVA && rte_eal_iova_mode() == RTE_IOVA_VA)
+		iova = (rte_iova_t)(uintptr_t)p;
+	return iova;
+}
+
+static int
+dma_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
+{
+	rte_iova_t s, d;
+	uint16_t last;
+	bool error = false;
+	int idx;
+
+	if (len < e->min_offload)
+		return cpu_copy(e, dst, src, len);
+	s = iova_of(src);
+	d = iova_of(dst);
+	if (s == RTE_BAD_IOVA || d == RTE_BAD_IOVA)
+		return cpu_copy(e, dst, src, len);
+	idx = rte_dma_copy(e->dev_id, e->vchan, s, d, len, RTE_DMA_OP_FLAG_SUBMIT);
+	if (idx < 0) {
+		e->errors++;
+		return cpu_copy(e, dst, src, len);	/* ring full: do it ourselves */
+	}
+	/* placed-before-acknowledged: wait for this copy */
+	while (rte_dma_completed(e->dev_id, e->vchan, 1, &last, &error) == 0 && !error)
+		rte_pause();
+	if (error) {
+		e->errors++;
+		return -EIO;
+	}
+	e->copies++;
+	e->bytes += len;
+	e->offloaded++;
+	return 0;
+}
+
+static void
+dma_close(struct amrma_copy_engine *e)
+{
+	rte_dma_stop(e->dev_id);
+}
+
+static const struct amrma_copy_ops dma_ops = {
+	.name = "dmadev",
+	.copy = dma_copy,
+	.close = dma_close,
+};
+
+int
+amrma_copy_dmadev_init(struct amrma_copy_engine *e, int16_t dev_id, uint16_t nb_desc,
+		       uint32_t min_offload)
+{
+	struct rte_dma_conf conf = { .nb_vchans = 1 };
+	struct rte_dma_vchan_conf vc = {
+		.direction = RTE_DMA_DIR_MEM_TO_MEM,
+		.nb_desc = nb_desc,
+	};
+	struct rte_dma_info info;
+	int ret;
+
+	if (!rte_dma_is_valid(dev_id))
+		return -ENODEV;
+	ret = rte_dma_info_get(dev_id, &info);
+	if (ret != 0)
+		return ret;
+	if (!(info.dev_capa & RTE_DMA_CAPA_MEM_TO_MEM))
+		return -ENOTSUP;
+	vc.nb_desc = RTE_MAX(info.min_desc, RTE_MIN(info.max_desc, nb_desc));
+	ret = rte_dma_configure(dev_id, &conf);
+	if (ret == 0)
+		ret = rte_dma_vchan_setup(dev_id, 0, &vc);
+	if (ret == 0)
+		ret = rte_dma_start(dev_id);
+	if (ret != 0)
+		return ret;
+	memset(e, 0, sizeof(*e));
+	e->ops = &dma_ops;
+	e->dev_id = dev_id;
+	e->vchan = 0;
+	e->min_offload = min_offload;
+	return 0;
+}
+
+void
+amrma_copy_close(struct amrma_copy_engine *e)
+{
+	if (e->ops != NULL)
+		e->ops->close(e);
+	e->ops = NULL;
+}

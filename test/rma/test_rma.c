@@ -187,13 +187,15 @@ test_sizes_all_protocols(void **state)
 static void
 test_faults(void **state)
 {
-	uint64_t sizes[] = { 1, 0, 200000, 1 << 20 };
+	uint64_t sizes[] = { 0, 1, 7, 0, 0, 0, 64 << 10, 1 << 20, 64 << 20 };
 	struct amrma_am_stats st;
 	uint64_t retrans = 0;
 	unsigned int p, s, i;
 
 	RTE_SET_USED(state);
-	sizes[1] = mtu + 1;
+	sizes[3] = mtu - 1;
+	sizes[4] = mtu;
+	sizes[5] = mtu + 1;
 	for (i = 0; i < NODES; i++)
 		h_faults(&H, i, 5, 3, 5, 0, 77 + i);
 	for (p = 0; p < RTE_DIM(protos); p++)

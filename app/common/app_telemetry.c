@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rte_telemetry commands: read with dpdk-telemetry.py (e.g. /amrma/stats). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,61 @@ tel_peers(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+static int
+tel_regions(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct amrma_region_stats rs;
+	unsigned int i;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	if (tel_app == NULL || tel_app->rma == NULL)
+		return 0;
+	for (i = 0; i < tel_app->nb_regions; i++) {
+		const struct app_region *r = &tel_app->cfg.region[i];
+		char key[48], val[96];
+
+		/* keys are secrets: telemetry shows that a region exists, not its key */
+		snprintf(key, sizeof(key), "region%u", i);
+		snprintf(val, sizeof(val), "%s %" PRIu64 " bytes %s%s", r->name, r->size,
+			 r->perm & AMRMA_REGION_READ ? "r" : "", r->perm & AMRMA_REGION_WRITE ? "w" : "");
+		rte_tel_data_add_dict_string(d, key, val);
+	}
+	amrma_region_stats_get(amrma_rma_regions(tel_app->rma), &rs);
+	rte_tel_data_add_dict_u64(d, "lookups", rs.lookups);
+	rte_tel_data_add_dict_u64(d, "bad_key", rs.bad_key);
+	rte_tel_data_add_dict_u64(d, "out_of_range", rs.out_of_range);
+	rte_tel_data_add_dict_u64(d, "wrap", rs.wrap);
+	rte_tel_data_add_dict_u64(d, "denied", rs.perm_denied);
+	return 0;
+}
+
+static int
+tel_rma(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct amrma_rma_stats st, sum = { 0 };
+	uint16_t i;
+	size_t k;
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	if (tel_app == NULL || tel_app->node == NULL)
+		return 0;
+	for (i = 0; i < amrma_node_nb_ctx(tel_app->node); i++) {
+		amrma_rma_stats_get(amrma_node_ctx(tel_app->node, i), &st);
+		for (k = 0; k < sizeof(st) / sizeof(uint64_t); k++)
+			((uint64_t *)&sum)[k] += ((const uint64_t *)&st)[k];
+	}
+#define U(x) rte_tel_data_add_dict_u64(d, #x, sum.x)
+	U(puts); U(gets); U(put_bytes); U(get_bytes); U(chunks); U(zero_copy_chunks);
+	U(rndv_ops); U(op_errors); U(served_put_bytes); U(served_get_bytes);
+	U(access_errors); U(bad_replies); U(queue_full); U(tag_retries); U(rndv_timeouts);
+#undef U
+	return 0;
+}
+
 int
 app_telemetry_init(struct app *a)
 {
@@ -98,5 +154,8 @@ app_telemetry_init(struct app *a)
 	ret |= rte_telemetry_register_cmd("/amrma/contexts", tel_contexts,
 		"amrma node: contexts, port, steering, outstanding operations");
 	ret |= rte_telemetry_register_cmd("/amrma/peers", tel_peers, "amrma peers");
+	ret |= rte_telemetry_register_cmd("/amrma/regions", tel_regions,
+		"amrma exposed regions (no keys) and access checks");
+	ret |= rte_telemetry_register_cmd("/amrma/rma", tel_rma, "amrma RMA counters");
 	return ret;
 }

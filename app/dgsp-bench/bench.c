@@ -38,6 +38,21 @@ now_ns(void)
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+/*
+ * Single-threaded sections time this thread's CPU: on a shared box the
+ * thread is often descheduled mid-copy and wall time then measures the
+ * neighbours. Cross-process sections need wall time (two processes work
+ * at once) and say so in their layout names.
+ */
+static double
+cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
 static int
 cmpd(const void *a, const void *b)
 {
@@ -150,7 +165,8 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 	const struct amrma_dgsp *p;
 	struct amrma_dgsm m;
 	uint64_t count, span, bytes, off;
-	double tm[MAXREP], tg[MAXREP], ts[MAXREP], tp[MAXREP], t0;
+	double tm[2 * MAXREP], tg[MAXREP], ts[MAXREP], tp[MAXREP];
+	double rg[MAXREP], rs[MAXREP], t0, t1, t2, t3, t4, t5;
 	uint8_t *disc, *pk, *ref;
 	int r;
 
@@ -161,42 +177,53 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 	disc = xalloc(span);
 	pk = xalloc(bytes);
 	ref = xalloc(bytes);
+	/*
+	 * Each gather/scatter is timed right after its own memcpy and the
+	 * ratio is taken per repetition: on a shared machine bandwidth swings
+	 * by 3x between milliseconds, and pairing cancels most of it.
+	 */
 	for (r = -1; r < reps; r++) {
 		/* r == -1 warms caches and TLBs and is not recorded */
-		t0 = now_ns();
+		t0 = cpu_ns();
 		memcpy(pk, ref, bytes);
-		if (r >= 0)
-			tm[r] = now_ns() - t0;
+		t1 = cpu_ns();
 		amrma_dgsm_init(&m, p, disc, count);
-		t0 = now_ns();
 		amrma_dgsm_gather(&m, pk, bytes);
-		if (r >= 0)
-			tg[r] = now_ns() - t0;
+		t2 = cpu_ns();
+		memcpy(pk, ref, bytes);
+		t3 = cpu_ns();
 		amrma_dgsm_init(&m, p, disc, count);
-		t0 = now_ns();
 		amrma_dgsm_scatter(&m, pk, bytes);
-		if (r >= 0)
-			ts[r] = now_ns() - t0;
+		t4 = cpu_ns();
 		/* Packet path: 1500-byte activations, as the NIC would. */
 		amrma_dgsm_init(&m, p, disc, count);
-		t0 = now_ns();
 		for (off = 0; off < bytes; off += 1500)
 			amrma_dgsm_gather(&m, pk + off, 1500);
-		if (r >= 0)
-			tp[r] = now_ns() - t0;
+		t5 = cpu_ns();
+		if (r < 0)
+			continue;
+		tm[2 * r] = t1 - t0;
+		tm[2 * r + 1] = t3 - t2;
+		tg[r] = t2 - t1;
+		ts[r] = t4 - t3;
+		tp[r] = t5 - t4;
+		rg[r] = (t1 - t0) / (t2 - t1);
+		rs[r] = (t3 - t2) / (t4 - t3);
 	}
 	{
-		double mm = median(tm, reps), g = median(tg, reps);
-		double s = median(ts, reps), pp = median(tp, reps);
-		double bm = (double)bytes / mm, bg = (double)bytes / g;
-		double bs = (double)bytes / s, bp = (double)bytes / pp;
+		double bm = (double)bytes / median(tm, 2 * reps);
+		double bg = (double)bytes / median(tg, reps);
+		double bs = (double)bytes / median(ts, reps);
+		double bp = (double)bytes / median(tp, reps);
 
 		emit("memcpy_gbps", bm, "GB/s", c, lname[l], bytes);
 		emit("gather_gbps", bg, "GB/s", c, lname[l], bytes);
 		emit("scatter_gbps", bs, "GB/s", c, lname[l], bytes);
 		emit("gather_mtu1500_gbps", bp, "GB/s", c, lname[l], bytes);
-		emit("gather_vs_memcpy", bg / bm, "ratio", c, lname[l], bytes);
-		emit("scatter_vs_memcpy", bs / bm, "ratio", c, lname[l], bytes);
+		emit("gather_vs_memcpy", median(rg, reps), "ratio", c,
+			lname[l], bytes);
+		emit("scatter_vs_memcpy", median(rs, reps), "ratio", c,
+			lname[l], bytes);
 	}
 	munmap(disc, span);
 	munmap(pk, bytes);
@@ -212,7 +239,7 @@ bench_inproc(uint64_t c, uint64_t want, enum layout wl)
 	struct amrma_dgsp_type *ts, *td;
 	struct amrma_dgsrm_side ms, ws;
 	uint64_t cs, cd, ss, sd, bytes;
-	double td_[MAXREP], tst[MAXREP], t0, dg, sg;
+	double td_[MAXREP], tst[MAXREP], rr[MAXREP], t0, t1, t2, dg, sg, ratio;
 	uint8_t *src, *dst, *stage;
 	struct amrma_dgsm m;
 	int r, rc;
@@ -234,30 +261,33 @@ bench_inproc(uint64_t c, uint64_t want, enum layout wl)
 	if (m.total < bytes)
 		bytes = m.total;
 	for (r = -1; r < reps; r++) {
-		t0 = now_ns();
+		t0 = cpu_ns();
 		rc = (int)amrma_dgsrm_direct(&ms, &ws, AMRMA_DGSRM_PULL, NULL, 0,
 				bytes);
 		if (rc < 0)
 			die("direct", rc);
-		if (r >= 0)
-			td_[r] = now_ns() - t0;
-		t0 = now_ns();
+		t1 = cpu_ns();
 		amrma_dgsrm_staged(&ms, &ws, AMRMA_DGSRM_PULL, NULL, stage,
 				STAGE, 0, bytes);
-		if (r >= 0)
-			tst[r] = now_ns() - t0;
+		t2 = cpu_ns();
+		if (r < 0)
+			continue;
+		td_[r] = t1 - t0;
+		tst[r] = t2 - t1;
+		rr[r] = (t2 - t1) / (t1 - t0);	/* paired, as in bench_dgsm */
 	}
 	dg = (double)bytes / median(td_, reps);
 	sg = (double)bytes / median(tst, reps);
+	ratio = median(rr, reps);
 	emit("direct_gbps", dg, "GB/s", c, iname[wl], bytes);
 	emit("staged_gbps", sg, "GB/s", c, iname[wl], bytes);
-	emit("direct_vs_staged", dg / sg, "ratio", c, iname[wl], bytes);
+	emit("direct_vs_staged", ratio, "ratio", c, iname[wl], bytes);
 	munmap(src, ss);
 	munmap(dst, sd);
 	munmap(stage, STAGE);
 	amrma_dgsp_type_free(ts);
 	amrma_dgsp_type_free(td);
-	return dg / sg;
+	return ratio;
 }
 
 /* ---------------- across processes ---------------- */
@@ -465,6 +495,18 @@ bench_xmem(struct xp *x, uint64_t c, uint64_t want, const uint64_t *sizes,
 	amrma_xmem_import_close(pi);
 }
 
+/* Smallest x[i] with r[j] >= 1 for all j >= i; 0 when r[n-1] < 1. */
+static uint64_t
+crossover(const uint64_t *x, const double *r, int n)
+{
+	uint64_t c = 0;
+	int i;
+
+	for (i = n - 1; i >= 0 && r[i] >= 1.0; i--)
+		c = x[i];
+	return c;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -477,6 +519,7 @@ main(int argc, char **argv)
 	uint64_t want = 32u << 20, xwant, in_chunk = 0;
 	uint64_t cc_cold = 0, cc_warm = 0, cb_cold = 0, cb_warm = 0;
 	int nchunks = sizeof(full_chunks) / sizeof(full_chunks[0]);
+	double ratio[16], ratio2[16];
 	struct xres xr[8];
 	struct xp x;
 	int i, sv[2], st;
@@ -496,16 +539,20 @@ main(int argc, char **argv)
 	for (l = 0; l < L_NLAYOUT; l++)
 		for (i = 0; i < nchunks; i++)
 			bench_dgsm(l, chunks[i], want);
+	/*
+	 * Crossover = smallest chunk from which direct is at least as fast
+	 * as staged at every larger chunk measured (0: never), so one noisy
+	 * point does not move it.
+	 */
 	for (i = 0; i < nchunks; i++)
-		if (bench_inproc(chunks[i], want, L_STRIDED) >= 1.0 && !in_chunk)
-			in_chunk = chunks[i];
+		ratio[i] = bench_inproc(chunks[i], want, L_STRIDED);
+	in_chunk = crossover(chunks, ratio, nchunks);
 	emit("crossover_avg_chunk", (double)in_chunk, "B", in_chunk, "inproc",
 		want);
 	/* Irregular worker: no paired fast path, per-chunk costs show. */
-	in_chunk = 0;
 	for (i = 0; i < nchunks; i++)
-		if (bench_inproc(chunks[i], want, L_INDEXED) >= 1.0 && !in_chunk)
-			in_chunk = chunks[i];
+		ratio[i] = bench_inproc(chunks[i], want, L_INDEXED);
+	in_chunk = crossover(chunks, ratio, nchunks);
 	emit("crossover_avg_chunk", (double)in_chunk, "B", in_chunk,
 		"inproc_indexed", want);
 
@@ -529,17 +576,19 @@ main(int argc, char **argv)
 		uint64_t all = 0;
 
 		bench_xmem(&x, chunks[i], xwant, &all, 1, xr);
-		if (!cc_cold && xr[0].cold >= xr[0].staged)
-			cc_cold = chunks[i];
-		if (!cc_warm && xr[0].warm >= xr[0].staged)
-			cc_warm = chunks[i];
+		ratio[i] = xr[0].cold / xr[0].staged;
+		ratio2[i] = xr[0].warm / xr[0].staged;
 	}
+	cc_cold = crossover(chunks, ratio, nchunks);
+	cc_warm = crossover(chunks, ratio2, nchunks);
 	/* Size: coarse 4 KiB chunks, growing transfers. */
 	bench_xmem(&x, 4096, xwant, sweep, 7, xr);
-	for (i = 6; i >= 0 && xr[i].cold >= xr[i].staged; i--)
-		cb_cold = sweep[i];
-	for (i = 6; i >= 0 && xr[i].warm >= xr[i].staged; i--)
-		cb_warm = sweep[i];
+	for (i = 0; i < 7; i++) {
+		ratio[i] = xr[i].cold / xr[i].staged;
+		ratio2[i] = xr[i].warm / xr[i].staged;
+	}
+	cb_cold = crossover(sweep, ratio, 7);
+	cb_warm = crossover(sweep, ratio2, 7);
 	/* 0 means: direct never caught up in the range measured. */
 	emit("crossover_avg_chunk", (double)cc_cold, "B", cc_cold,
 		"xmem_memfd_cold", xwant);

@@ -65,13 +65,16 @@ amrma_xmem_export_send(int sock, const struct amrma_xmem_export *e)
 	struct iovec iov;
 	uint8_t *d;
 	ssize_t dl, n;
-	int rc;
+	int rc, one = 1;
 
 	if (e == NULL || e->prog == NULL ||
 			(e->backend == AMRMA_XMEM_MEMFD && e->region == NULL) ||
 			(e->backend != AMRMA_XMEM_MEMFD &&
 			 e->backend != AMRMA_XMEM_PVM))
 		return -EINVAL;
+	/* The kernel then stamps our credentials on what we send. */
+	if (setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
+		return -errno;
 	dl = amrma_dgsp_serialize(e->prog, NULL, 0);
 	if (dl < 0)
 		return (int)dl;
@@ -125,20 +128,30 @@ amrma_xmem_export_send(int sock, const struct amrma_xmem_export *e)
 	return rc;
 }
 
-/* Header and fd; the fd is closed on any error. */
+/*
+ * Header, fd and the sender's kernel-verified pid (SCM_CREDENTIALS); the fd
+ * is closed on any error. The pid is what process_vm will touch, so it must
+ * come from the kernel, not from the message.
+ */
 static int
-recv_msg(int sock, struct xmem_msg *msg, int *fd)
+recv_msg(int sock, struct xmem_msg *msg, int *fd, pid_t *peer)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int)) +
+			CMSG_SPACE(sizeof(struct ucred))];
 	} cm;
 	struct cmsghdr *c;
 	struct msghdr mh;
 	struct iovec iov;
+	struct ucred uc;
+	int one = 1;
 	ssize_t n;
 
 	*fd = -1;
+	*peer = 0;
+	if (setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
+		return -errno;
 	memset(&mh, 0, sizeof(mh));
 	iov.iov_base = msg;
 	iov.iov_len = sizeof(*msg);
@@ -151,10 +164,18 @@ recv_msg(int sock, struct xmem_msg *msg, int *fd)
 	} while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return n == 0 ? -EPROTO : -errno;
-	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_RIGHTS &&
 				c->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
 			memcpy(fd, CMSG_DATA(c), sizeof(int));
+		if (c->cmsg_type == SCM_CREDENTIALS &&
+				c->cmsg_len == CMSG_LEN(sizeof(uc))) {
+			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
+			*peer = uc.pid;
+		}
+	}
 	if (mh.msg_flags & MSG_CTRUNC) {
 		if (*fd >= 0)
 			close(*fd);
@@ -199,6 +220,7 @@ amrma_xmem_import_recv(int sock, const struct amrma_dgsp_limits *lim,
 	enum amrma_dgsp_reason dummy;
 	struct xmem_msg m;
 	uint8_t *d = NULL;
+	pid_t peer;
 	int fd, rc;
 
 	if (why == NULL)
@@ -206,9 +228,12 @@ amrma_xmem_import_recv(int sock, const struct amrma_dgsp_limits *lim,
 	*why = AMRMA_DGSP_OK;
 	if (out == NULL)
 		return -EINVAL;
-	rc = recv_msg(sock, &m, &fd);
+	rc = recv_msg(sock, &m, &fd, &peer);
 	if (rc == 0)
 		rc = check_msg(&m, fd);
+	/* The exporter must be who it says: process_vm targets that pid. */
+	if (rc == 0 && (peer <= 0 || peer != m.pid))
+		rc = -EPERM;
 	if (rc == 0) {
 		d = malloc(m.dgsp_len ? m.dgsp_len : 1);
 		rc = d == NULL ? -ENOMEM : recv_all(sock, d, m.dgsp_len);

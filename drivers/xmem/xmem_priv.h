@@ -38,11 +38,13 @@ struct amrma_xmem_import {
 };
 
 /* memfd segment attach ops for imp (xmem_memfd.c). */
-void xmem_memfd_ops(struct amrma_xmem_import *imp);
-void xmem_memfd_unmap(struct amrma_xmem_import *imp);
+#define XMEM_INTERNAL __attribute__((visibility("hidden")))
+
+XMEM_INTERNAL void xmem_memfd_ops(struct amrma_xmem_import *imp);
+XMEM_INTERNAL void xmem_memfd_unmap(struct amrma_xmem_import *imp);
 
 /* process_vm staged transfer (xmem_pvm.c). */
-int64_t xmem_pvm_staged(pid_t pid, const struct amrma_dgsrm_side *remote,
+XMEM_INTERNAL int64_t xmem_pvm_staged(pid_t pid, const struct amrma_dgsrm_side *remote,
 		const struct amrma_dgsrm_side *local, enum amrma_dgsrm_mode mode,
 		void *stage, size_t stage_len, uint64_t off, uint64_t n);
 

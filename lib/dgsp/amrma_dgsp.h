@@ -196,6 +196,12 @@ struct amrma_dgsp_info {
 	uint32_t ninsns;	/**< instructions */
 	uint32_t nsubs;		/**< subroutines, main included */
 	uint32_t depth;		/**< max call depth */
+	/**
+	 * Chunk length when every chunk comes from an MCOPY of this one
+	 * length (a regular layout), else 0. Two programs with the same
+	 * nonzero value are copied pairwise by the direct DGS-RM.
+	 */
+	uint64_t mcopy_len;
 };
 
 /** Compile @p t into a new program the caller frees. */
@@ -371,9 +377,16 @@ enum amrma_dgsrm_method {
 
 /** Defaults measured with amrma-dgsp-bench (see docs/dgsp.md). */
 void amrma_dgsrm_thresholds_default(struct amrma_dgsrm_thresholds *t);
-/** Apply the seed's heuristic to the master program and transfer size. */
+/**
+ * Choose staged or direct. Two regular programs with the same chunk length
+ * (amrma_dgsp_info::mcopy_len; measured 1.2-1.7x faster direct at every
+ * chunk size) go direct; otherwise the seed's rule: master
+ * average chunk <= min_avg_chunk or nbytes < min_bytes stages. @p worker
+ * may be NULL.
+ */
 enum amrma_dgsrm_method amrma_dgsrm_choose(const struct amrma_dgsp *master,
-		uint64_t nbytes, const struct amrma_dgsrm_thresholds *t);
+		const struct amrma_dgsp *worker, uint64_t nbytes,
+		const struct amrma_dgsrm_thresholds *t);
 /**
  * Direct copy of packed bytes [@p off, @p off + @p n) from master to worker
  * (pull) or worker to master (push), no intermediate buffer.

@@ -17,18 +17,6 @@
 
 #include "dgsp_priv.h"
 
-static void
-frame_main(struct amrma_dgsm *m)
-{
-	struct amrma_dgsm_frame *f = &m->f[0];
-
-	m->depth = 0;
-	f->pc = 0;
-	f->sub = 0;
-	f->iter = 0;
-	f->base0 = m->addr + m->elem * (uint64_t)m->prog->extent;
-	f->base = f->base0;
-}
 
 int
 amrma_dgsm_init_addr(struct amrma_dgsm *m, const struct amrma_dgsp *p,
@@ -47,7 +35,7 @@ amrma_dgsm_init_addr(struct amrma_dgsm *m, const struct amrma_dgsp *p,
 	m->k = 0;
 	m->done = 0;
 	m->nt_threshold = AMRMA_DGSM_NT_DEFAULT;
-	frame_main(m);
+	dgsm_frame_main(m);
 	return 0;
 }
 
@@ -58,86 +46,16 @@ amrma_dgsm_init(struct amrma_dgsm *m, const struct amrma_dgsp *p, void *buf,
 	return amrma_dgsm_init_addr(m, p, (uint64_t)(uintptr_t)buf, count);
 }
 
-/* Point the top frame at a COPY/MCOPY with bytes left. Needs pos < total. */
-static inline void
-settle(struct amrma_dgsm *m)
-{
-	const struct amrma_dgsp *p = m->prog;
-
-	for (;;) {
-		struct amrma_dgsm_frame *f = &m->f[m->depth];
-		const struct dgsp_ins *in = &p->ins[f->pc];
-		const struct dgsp_sub *s;
-
-		switch (in->op) {
-		case AMRMA_DGSP_COPY:
-		case AMRMA_DGSP_MCOPY:
-			if (in->len != 0)
-				return;
-			f->pc++;
-			break;
-		case AMRMA_DGSP_GOSUB:
-			s = &p->subs[in->callee];
-			if (s->total == 0) {
-				f->pc++;
-				break;
-			}
-			f = &m->f[++m->depth];
-			f->pc = s->start;
-			f->sub = in->callee;
-			f->iter = 0;
-			f->base0 = m->f[m->depth - 1].base + (uint64_t)in->off;
-			f->base = f->base0;
-			break;
-		default:	/* ITERATE or RET closes the body pass */
-			s = &p->subs[f->sub];
-			if (++f->iter < s->iter) {
-				f->base += (uint64_t)s->stride;
-				f->pc = s->start;
-			} else if (m->depth == 0) {
-				m->elem++;
-				frame_main(m);
-			} else {
-				m->depth--;
-				m->f[m->depth].pc++;
-			}
-			break;
-		}
-	}
-}
-
 int
 amrma_dgsm_peek(struct amrma_dgsm *m, uint64_t *addr, uint64_t *len)
 {
-	const struct amrma_dgsm_frame *f;
-	const struct dgsp_ins *in;
-
-	if (m->pos >= m->total)
-		return -ENODATA;
-	settle(m);
-	f = &m->f[m->depth];
-	in = &m->prog->ins[f->pc];
-	*addr = f->base + (uint64_t)in->off + m->k * (uint64_t)in->stride +
-		m->done;
-	*len = in->len - m->done;
-	return 0;
+	return dgsm_peek(m, addr, len);
 }
 
 void
 amrma_dgsm_advance(struct amrma_dgsm *m, uint64_t n)
 {
-	struct amrma_dgsm_frame *f = &m->f[m->depth];
-	const struct dgsp_ins *in = &m->prog->ins[f->pc];
-
-	m->pos += n;
-	m->done += n;
-	if (m->done < in->len)
-		return;
-	m->done = 0;
-	if (in->op == AMRMA_DGSP_MCOPY && ++m->k < in->count)
-		return;
-	m->k = 0;
-	f->pc++;
+	dgsm_advance(m, n);
 }
 
 int
@@ -168,12 +86,12 @@ amrma_dgsm_seek(struct amrma_dgsm *m, uint64_t off)
 	if (off == m->total) {
 		/* End state: nothing left, no frame is ever consulted. */
 		m->elem = m->count;
-		frame_main(m);
+		dgsm_frame_main(m);
 		return 0;
 	}
 	m->elem = off / p->info.size;
 	r = off % p->info.size;
-	frame_main(m);
+	dgsm_frame_main(m);
 	for (;;) {
 		struct amrma_dgsm_frame *f = &m->f[m->depth];
 		const struct dgsp_sub *s = &p->subs[f->sub];
@@ -212,9 +130,10 @@ amrma_dgsm_seek(struct amrma_dgsm *m, uint64_t off)
 }
 
 /*
- * nk chunks of len bytes, a advancing by st, c by len. Common short lengths
- * get a loop with a constant-size copy the compiler inlines; the generic
- * memcpy call costs a few ns per chunk, which matters below ~512 B.
+ * nk chunks of len bytes, a advancing by st, c by len. Lengths up to 64 B
+ * get a loop with a constant-size copy the compiler inlines (the call
+ * costs more than the copy); longer ones call memcpy, whose wide vector
+ * code beats baseline-ISA inline moves.
  */
 #define CHUNK_LOOP(L, SCAT) do {					\
 	for (; nk > 0; nk--, a += st, c += (L)) {			\
@@ -225,16 +144,20 @@ amrma_dgsm_seek(struct amrma_dgsm *m, uint64_t off)
 	}								\
 } while (0)
 
-/* Copy with streaming stores for the aligned middle; caller fences. */
+/*
+ * Copy with streaming stores for the whole cache lines in the middle; the
+ * partial head/tail lines use ordinary stores (a partially written
+ * streaming line is flushed piecemeal, which is far slower). Caller fences.
+ */
 static inline void
 copy_nt(void *d, const void *s, uint64_t n)
 {
 #ifdef __SSE2__
 	uint8_t *dp = d;
 	const uint8_t *sp = s;
-	uint64_t head = (16 - ((uintptr_t)dp & 15)) & 15;
+	uint64_t head = (64 - ((uintptr_t)dp & 63)) & 63;
 
-	if (n < 128) {
+	if (n < 128 + head) {
 		memcpy(d, s, n);
 		return;
 	}
@@ -280,21 +203,41 @@ copy_dir(uint64_t a, uint8_t *c, uint64_t len, const bool scatter, bool nt)
 		memcpy(d, s, len);
 }
 
+static inline void
+copy_short(uint64_t a, uint8_t *c, uint64_t len, const bool scatter)
+{
+	void *d = scatter ? (void *)(uintptr_t)a : (void *)c;
+	const void *s = scatter ? (const void *)c : (const void *)(uintptr_t)a;
+
+	switch (len) {
+	case 4:
+		memcpy(d, s, 4);
+		break;
+	case 8:
+		memcpy(d, s, 8);
+		break;
+	case 16:
+		memcpy(d, s, 16);
+		break;
+	case 32:
+		memcpy(d, s, 32);
+		break;
+	case 64:
+		memcpy(d, s, 64);
+		break;
+	default:
+		memcpy(d, s, len);
+		break;
+	}
+}
+
 static inline uint8_t *
 chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		const bool scatter, bool nt)
 {
 	if (len >= 512) {
-		/*
-		 * Gaps between big chunks stop the hardware stream prefetcher;
-		 * touching the chunk two ahead restarts it early.
-		 */
 		for (; nk > 0; nk--, a += st, c += len) {
-			const char *nx = (const char *)(uintptr_t)(a + 2 * st);
-			uint64_t pl;
-
-			for (pl = 0; pl < len && pl < 4096; pl += 64)
-				__builtin_prefetch(nx + pl);
+			prefetch_chunk(a, st, len);
 			copy_dir(a, c, len, scatter, nt);
 		}
 		return c;
@@ -310,8 +253,6 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 	case 16: CHUNK_LOOP(16, scatter); break;
 	case 32: CHUNK_LOOP(32, scatter); break;
 	case 64: CHUNK_LOOP(64, scatter); break;
-	case 128: CHUNK_LOOP(128, scatter); break;
-	case 256: CHUNK_LOOP(256, scatter); break;
 	default: CHUNK_LOOP(len, scatter); break;
 	}
 	return c;
@@ -332,7 +273,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 		const struct dgsp_ins *in;
 		uint64_t a, piece;
 
-		settle(m);
+		dgsm_settle(m);
 		f = &m->f[m->depth];
 		in = &m->prog->ins[f->pc];
 		a = f->base + (uint64_t)in->off;
@@ -358,22 +299,37 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 		}
 		if (in->op == AMRMA_DGSP_COPY && m->done == 0 &&
 				left >= in->len) {
-			/* A run of whole COPYs (indexed types) without settle(). */
-			const struct dgsp_ins *end =
-				&m->prog->ins[m->prog->subs[f->sub].term];
+			/*
+			 * A run of whole COPYs (indexed types) without settle(),
+			 * reading the packed (off, len) array: 16 bytes per
+			 * block instead of a whole instruction record.
+			 */
+			const struct dgsp_hot *h = &m->prog->hot[f->pc];
+			uint32_t nrun = m->prog->run[f->pc], j = 0;
 			uint64_t base = f->base, moved = 0;
 
 			do {
-				a = base + (uint64_t)in->off;
-				copy_dir(a, c, in->len, scatter, nt);
-				c += in->len;
-				moved += in->len;
-				left -= in->len;
-				in++;
-			} while (in < end && in->op == AMRMA_DGSP_COPY &&
-					left >= in->len);
+				uint64_t len = h[j].len;
+
+				if (len > left)
+					break;
+				a = base + (uint64_t)h[j].off;
+				if (len >= 512 && j + 2 < nrun)
+					/* as in chunks(): two items ahead */
+					prefetch_chunk(base +
+						(uint64_t)h[j + 2].off, 0,
+						h[j + 2].len);
+				if (len <= 64 && !nt)
+					/* short blocks: inline 4..64 B copies */
+					copy_short(a, c, len, scatter);
+				else
+					copy_dir(a, c, len, scatter, nt);
+				c += len;
+				moved += len;
+				left -= len;
+			} while (++j < nrun);
 			m->pos += moved;
-			f->pc = (uint32_t)(in - m->prog->ins);
+			f->pc += j;
 			continue;
 		}
 		if (in->op == AMRMA_DGSP_MCOPY)
@@ -385,7 +341,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 		copy_dir(a, c, piece, scatter, nt);
 		c += piece;
 		left -= piece;
-		amrma_dgsm_advance(m, piece);
+		dgsm_advance(m, piece);
 	}
 	if (nt)
 		nt_fence();

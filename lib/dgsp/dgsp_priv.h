@@ -3,7 +3,12 @@
 #ifndef DGSP_PRIV_H
 #define DGSP_PRIV_H
 
+#include <errno.h>
+
 #include "amrma_dgsp.h"
+
+/* Internal symbols stay out of libamrma's dynamic symbol table. */
+#define DGSP_INTERNAL __attribute__((visibility("hidden")))
 
 enum dgsp_tkind {
 	TK_BASIC,
@@ -52,6 +57,7 @@ struct dgsp_sub {
 	int64_t lo, hi;		/* footprint relative to base (hi exclusive) */
 	bool touch;		/* any byte touched */
 	uint32_t depth;		/* frames needed, self included */
+	uint64_t ulen;		/* uniform MCOPY chunk length, see ulen_join */
 };
 
 /* In-memory instruction: operands plus cached analysis. */
@@ -68,9 +74,17 @@ struct dgsp_ins {
 	uint64_t bytes;		/* packed bytes of this item */
 };
 
+/* Packed operands of COPY runs, the hot data of indexed types. */
+struct dgsp_hot {
+	int64_t off;
+	uint64_t len;
+};
+
 struct amrma_dgsp {
 	uint32_t ninsns, nsubs;
 	struct dgsp_ins *ins;
+	struct dgsp_hot *hot;	/* per instruction: COPY off/len */
+	uint32_t *run;		/* COPYs in a row starting here (0: not COPY) */
 	struct dgsp_sub *subs;
 	uint32_t *sub_of;	/* instruction -> subroutine */
 	int64_t lb, extent;
@@ -78,9 +92,121 @@ struct amrma_dgsp {
 };
 
 /* Verify p->ins (ops, targets, counts, bounds) and fill every cached fact. */
-enum amrma_dgsp_reason dgsp_analyze(struct amrma_dgsp *p,
+DGSP_INTERNAL enum amrma_dgsp_reason dgsp_analyze(struct amrma_dgsp *p,
 		const struct amrma_dgsp_limits *lim);
 /* Allocate an empty program able to hold n instructions. */
-struct amrma_dgsp *dgsp_alloc(uint32_t n);
+DGSP_INTERNAL struct amrma_dgsp *dgsp_alloc(uint32_t n);
+
+/*
+ * Gaps between big chunks stop the hardware stream prefetcher, so software
+ * restarts it: the first 4 KiB of the chunk two ahead (measured: more, or
+ * whole big chunks, is slower).
+ */
+static inline void
+prefetch_chunk(uint64_t a, uint64_t st, uint64_t len)
+{
+	const char *nx = (const char *)(uintptr_t)(a + 2 * st);
+	uint64_t pl;
+
+	for (pl = 0; pl < len && pl < 4096; pl += 64)
+		__builtin_prefetch(nx + pl);
+}
+
+/* DGSM core, inline so the DGS-RM loops avoid calls per chunk. */
+
+static inline void
+dgsm_frame_main(struct amrma_dgsm *m)
+{
+	struct amrma_dgsm_frame *f = &m->f[0];
+
+	m->depth = 0;
+	f->pc = 0;
+	f->sub = 0;
+	f->iter = 0;
+	f->base0 = m->addr + m->elem * (uint64_t)m->prog->extent;
+	f->base = f->base0;
+}
+
+/* Point the top frame at a COPY/MCOPY with bytes left. Needs pos < total. */
+static inline void
+dgsm_settle(struct amrma_dgsm *m)
+{
+	const struct amrma_dgsp *p = m->prog;
+
+	for (;;) {
+		struct amrma_dgsm_frame *f = &m->f[m->depth];
+		const struct dgsp_ins *in = &p->ins[f->pc];
+		const struct dgsp_sub *s;
+
+		switch (in->op) {
+		case AMRMA_DGSP_COPY:
+		case AMRMA_DGSP_MCOPY:
+			if (in->len != 0)
+				return;
+			f->pc++;
+			break;
+		case AMRMA_DGSP_GOSUB:
+			s = &p->subs[in->callee];
+			if (s->total == 0) {
+				f->pc++;
+				break;
+			}
+			f = &m->f[++m->depth];
+			f->pc = s->start;
+			f->sub = in->callee;
+			f->iter = 0;
+			f->base0 = m->f[m->depth - 1].base + (uint64_t)in->off;
+			f->base = f->base0;
+			break;
+		default:	/* ITERATE or RET closes the body pass */
+			s = &p->subs[f->sub];
+			if (++f->iter < s->iter) {
+				f->base += (uint64_t)s->stride;
+				f->pc = s->start;
+			} else if (m->depth == 0) {
+				m->elem++;
+				dgsm_frame_main(m);
+			} else {
+				m->depth--;
+				m->f[m->depth].pc++;
+			}
+			break;
+		}
+	}
+}
+
+static inline int
+dgsm_peek(struct amrma_dgsm *m, uint64_t *addr, uint64_t *len)
+{
+	const struct amrma_dgsm_frame *f;
+	const struct dgsp_ins *in;
+
+	if (m->pos >= m->total)
+		return -ENODATA;
+	dgsm_settle(m);
+	f = &m->f[m->depth];
+	in = &m->prog->ins[f->pc];
+	*addr = f->base + (uint64_t)in->off + m->k * (uint64_t)in->stride +
+		m->done;
+	*len = in->len - m->done;
+	return 0;
+}
+
+static inline void
+dgsm_advance(struct amrma_dgsm *m, uint64_t n)
+{
+	struct amrma_dgsm_frame *f = &m->f[m->depth];
+	const struct dgsp_ins *in = &m->prog->ins[f->pc];
+
+	m->pos += n;
+	m->done += n;
+	if (m->done < in->len)
+		return;
+	m->done = 0;
+	if (in->op == AMRMA_DGSP_MCOPY && ++m->k < in->count)
+		return;
+	m->k = 0;
+	f->pc++;
+}
 
 #endif /* DGSP_PRIV_H */

@@ -13,9 +13,9 @@
 
 #include "dgsp_priv.h"
 
-/* Defaults measured on the dev box, see docs/dgsp.md "Heuristic". */
-#define DEF_MIN_AVG_CHUNK 16
-#define DEF_MIN_BYTES 4096
+/* Defaults from amrma-dgsp-bench crossovers, see docs/dgsp.md section 8. */
+#define DEF_MIN_AVG_CHUNK 1024
+#define DEF_MIN_BYTES 1024
 
 struct mseg {
 	const struct amrma_dgsrm_attach_ops *ops;
@@ -31,7 +31,8 @@ amrma_dgsrm_thresholds_default(struct amrma_dgsrm_thresholds *t)
 }
 
 enum amrma_dgsrm_method
-amrma_dgsrm_choose(const struct amrma_dgsp *master, uint64_t nbytes,
+amrma_dgsrm_choose(const struct amrma_dgsp *master,
+		const struct amrma_dgsp *worker, uint64_t nbytes,
 		const struct amrma_dgsrm_thresholds *t)
 {
 	struct amrma_dgsrm_thresholds d;
@@ -40,6 +41,10 @@ amrma_dgsrm_choose(const struct amrma_dgsp *master, uint64_t nbytes,
 		amrma_dgsrm_thresholds_default(&d);
 		t = &d;
 	}
+	/* Regular pairs run pair_run(): no per-chunk machine overhead. */
+	if (worker != NULL && master->info.mcopy_len != 0 &&
+			master->info.mcopy_len == worker->info.mcopy_len)
+		return AMRMA_DGSRM_DIRECT;
 	/* Fine grained: per-chunk worker activations cost more than a copy. */
 	if (master->info.avg_chunk <= t->min_avg_chunk)
 		return AMRMA_DGSRM_STAGED;
@@ -114,7 +119,8 @@ start(struct amrma_dgsm *m, struct amrma_dgsm *w,
  * Returns bytes moved, 0 when the fast path does not apply.
  */
 static uint64_t
-pair_run(struct amrma_dgsm *m, struct amrma_dgsm *w, uint64_t left, bool pull)
+pair_run(struct amrma_dgsm *m, struct amrma_dgsm *w, uint64_t left, bool pull,
+		const struct amrma_dgsrm_seg *seg)
 {
 	struct amrma_dgsm_frame *mf = &m->f[m->depth], *wf = &w->f[w->depth];
 	const struct dgsp_ins *mi = &m->prog->ins[mf->pc];
@@ -129,18 +135,67 @@ pair_run(struct amrma_dgsm *m, struct amrma_dgsm *w, uint64_t left, bool pull)
 		nk = wi->count - w->k;
 	if (left / len < nk)
 		nk = left / len;
-	if (nk < 2)
-		return 0;
 	ma = mf->base + (uint64_t)mi->off + m->k * (uint64_t)mi->stride;
 	wa = wf->base + (uint64_t)wi->off + w->k * (uint64_t)wi->stride;
-	for (j = 0; j < nk; j++) {
-		if (pull)
-			memcpy((void *)(uintptr_t)wa, (void *)(uintptr_t)ma, len);
+	if (seg != NULL) {
+		/* Every master chunk of the run must lie in this segment. */
+		int64_t st = mi->stride;
+		uint64_t lim;
+
+		if (ma < seg->lo || ma + len > seg->hi)
+			return 0;
+		if (st > 0)
+			lim = (seg->hi - ma - len) / (uint64_t)st + 1;
+		else if (st < 0)
+			lim = (ma - seg->lo) / (0 - (uint64_t)st) + 1;
 		else
-			memcpy((void *)(uintptr_t)ma, (void *)(uintptr_t)wa, len);
-		ma += (uint64_t)mi->stride;
-		wa += (uint64_t)wi->stride;
+			lim = nk;
+		if (lim < nk)
+			nk = lim;
+		ma += (uint64_t)seg->reloc;
 	}
+	if (nk < 2)
+		return 0;
+	/* Constant lengths let the compiler inline the short copies. */
+#define PAIR_LOOP(L) do {						\
+	for (j = 0; j < nk; j++) {					\
+		if (pull)						\
+			memcpy((void *)(uintptr_t)wa,			\
+				(void *)(uintptr_t)ma, (L));		\
+		else							\
+			memcpy((void *)(uintptr_t)ma,			\
+				(void *)(uintptr_t)wa, (L));		\
+		ma += (uint64_t)mi->stride;				\
+		wa += (uint64_t)wi->stride;				\
+	}								\
+} while (0)
+	switch (len) {
+	case 4: PAIR_LOOP(4); break;
+	case 8: PAIR_LOOP(8); break;
+	case 16: PAIR_LOOP(16); break;
+	case 32: PAIR_LOOP(32); break;
+	case 64: PAIR_LOOP(64); break;
+	default:
+		if (len < 512) {
+			PAIR_LOOP(len);
+			break;
+		}
+		/* Page-sized gaps stall the stream prefetcher: lead it. */
+		for (j = 0; j < nk; j++) {
+			prefetch_chunk(ma, (uint64_t)mi->stride, len);
+			prefetch_chunk(wa, (uint64_t)wi->stride, len);
+			if (pull)
+				memcpy((void *)(uintptr_t)wa,
+					(void *)(uintptr_t)ma, len);
+			else
+				memcpy((void *)(uintptr_t)ma,
+					(void *)(uintptr_t)wa, len);
+			ma += (uint64_t)mi->stride;
+			wa += (uint64_t)wi->stride;
+		}
+		break;
+	}
+#undef PAIR_LOOP
 	m->k += nk;
 	m->pos += nk * len;
 	if (m->k == mi->count) {
@@ -170,31 +225,30 @@ amrma_dgsrm_direct(const struct amrma_dgsrm_side *master,
 	if (rc != 0)
 		return rc;
 	while (left > 0) {
-		uint64_t ma, ml, wa, wl;
+		uint64_t ma = 0, ml = 0, wa = 0, wl = 0, done;
 		uint8_t *lp;
 
-		amrma_dgsm_peek(&m, &ma, &ml);
-		if (ops == NULL) {
-			uint64_t done;
-
-			amrma_dgsm_peek(&w, &wa, &wl);
-			done = pair_run(&m, &w, left,
-					mode == AMRMA_DGSRM_PULL);
-			if (done > 0) {
-				left -= done;
-				continue;
-			}
-		}
+		dgsm_peek(&m, &ma, &ml);
 		if (ml > left)
 			ml = left;
 		rc = xlate(&ms, ma, &ml, &lp);
 		if (rc != 0)
 			break;
+		dgsm_peek(&w, &wa, &wl);
+		done = pair_run(&m, &w, left, mode == AMRMA_DGSRM_PULL,
+				ops != NULL ? &ms.seg : NULL);
+		if (done > 0) {
+			left -= done;
+			continue;
+		}
 		/* The worker fills/drains this master fragment chunk by chunk. */
-		amrma_dgsm_advance(&m, ml);
+		dgsm_advance(&m, ml);
 		left -= ml;
 		while (ml > 0) {
-			amrma_dgsm_next(&w, ml, &wa, &wl);
+			dgsm_peek(&w, &wa, &wl);
+			if (wl > ml)
+				wl = ml;
+			dgsm_advance(&w, wl);
 			if (mode == AMRMA_DGSRM_PULL)
 				memcpy((void *)(uintptr_t)wa, lp, wl);
 			else
@@ -212,7 +266,7 @@ static int
 master_xfer(struct amrma_dgsm *m, struct mseg *ms, uint8_t *buf, uint64_t n,
 		bool to_master)
 {
-	uint64_t a, l;
+	uint64_t a = 0, l = 0;
 	uint8_t *lp;
 	int rc;
 
@@ -224,7 +278,7 @@ master_xfer(struct amrma_dgsm *m, struct mseg *ms, uint8_t *buf, uint64_t n,
 		return 0;
 	}
 	while (n > 0) {
-		amrma_dgsm_peek(m, &a, &l);
+		dgsm_peek(m, &a, &l);
 		if (l > n)
 			l = n;
 		rc = xlate(ms, a, &l, &lp);
@@ -234,7 +288,7 @@ master_xfer(struct amrma_dgsm *m, struct mseg *ms, uint8_t *buf, uint64_t n,
 			memcpy(lp, buf, l);
 		else
 			memcpy(buf, lp, l);
-		amrma_dgsm_advance(m, l);
+		dgsm_advance(m, l);
 		buf += l;
 		n -= l;
 	}
@@ -284,7 +338,8 @@ amrma_dgsrm_copy(const struct amrma_dgsrm_side *master,
 	if (master == NULL || master->prog == NULL)
 		return -EINVAL;
 	if (stage != NULL && stage_len > 0 &&
-			amrma_dgsrm_choose(master->prog, n, t) ==
+			amrma_dgsrm_choose(master->prog,
+				worker != NULL ? worker->prog : NULL, n, t) ==
 			AMRMA_DGSRM_STAGED)
 		return amrma_dgsrm_staged(master, worker, mode, ops, stage,
 				stage_len, off, n);

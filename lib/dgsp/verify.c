@@ -74,7 +74,10 @@ dgsp_alloc(uint32_t n)
 		return NULL;
 	p->ins = calloc(n ? n : 1, sizeof(*p->ins));
 	p->sub_of = calloc(n ? n : 1, sizeof(*p->sub_of));
-	if (p->ins == NULL || p->sub_of == NULL) {
+	p->hot = calloc(n ? n : 1, sizeof(*p->hot));
+	p->run = calloc(n ? n : 1, sizeof(*p->run));
+	if (p->ins == NULL || p->sub_of == NULL || p->hot == NULL ||
+			p->run == NULL) {
 		amrma_dgsp_free(p);
 		return NULL;
 	}
@@ -90,6 +93,8 @@ amrma_dgsp_free(struct amrma_dgsp *p)
 	free(p->ins);
 	free(p->subs);
 	free(p->sub_of);
+	free(p->hot);
+	free(p->run);
 	free(p);
 }
 
@@ -129,6 +134,22 @@ fp_widen(i128 *lo, i128 *hi, i128 span)
 		*lo += span;
 	else
 		*hi += span;
+}
+
+/*
+ * Uniform MCOPY chunk length lattice: ULEN_NONE (no chunks yet), a length,
+ * or 0 (mixed, or chunks from plain COPY).
+ */
+#define ULEN_NONE UINT64_MAX
+
+static uint64_t
+ulen_join(uint64_t a, uint64_t b)
+{
+	if (a == ULEN_NONE)
+		return b;
+	if (b == ULEN_NONE || a == b)
+		return a;
+	return 0;
 }
 
 /* Structure: opcodes, partition into subroutines, targets, counts. */
@@ -216,6 +237,15 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 	r = check_structure(p, lim);
 	if (r != AMRMA_DGSP_OK)
 		return r;
+	/* COPY runs end at a terminator, so never cross a subroutine. */
+	for (i = p->ninsns; i-- > 0;) {
+		const struct dgsp_ins *in = &p->ins[i];
+
+		p->hot[i].off = in->off;
+		p->hot[i].len = in->len;
+		p->run[i] = in->op != AMRMA_DGSP_COPY ? 0 :
+			1 + (i + 1 < p->ninsns ? p->run[i + 1] : 0);
+	}
 	/* Callees always follow callers: walk backwards, callees are done. */
 	for (s = p->nsubs; s-- > 0;) {
 		struct dgsp_sub *sb = &p->subs[s];
@@ -223,6 +253,7 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 		uint64_t chunks = 0, work = 0;
 		bool touch = false;
 		uint32_t depth = 1;
+		uint64_t ulen = ULEN_NONE;
 
 		for (i = sb->start; i < sb->term; i++) {
 			struct dgsp_ins *in = &p->ins[i];
@@ -238,6 +269,8 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 				ihi = (i128)in->off + in->len;
 				chunks = sat_add(chunks, itouch);
 				work = sat_add(work, 1);
+				if (itouch)
+					ulen = 0;
 				break;
 			case AMRMA_DGSP_MCOPY:
 				bytes = (i128)in->len * in->count;
@@ -249,6 +282,8 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 				chunks = sat_add(chunks,
 						 itouch ? in->count : 0);
 				work = sat_add(work, in->count);
+				if (itouch)
+					ulen = ulen_join(ulen, in->len);
 				break;
 			case AMRMA_DGSP_GOSUB: {
 				const struct dgsp_sub *c = &p->subs[in->callee];
@@ -261,6 +296,7 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 				work = sat_add(work, sat_add(c->work, 1));
 				if (c->depth + 1 > depth)
 					depth = c->depth + 1;
+				ulen = ulen_join(ulen, c->ulen);
 				break;
 			}
 			}
@@ -297,6 +333,7 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 		sb->hi = touch ? (int64_t)hi : 0;
 		sb->touch = touch;
 		sb->depth = depth;
+		sb->ulen = ulen;
 	}
 	m = &p->subs[0];
 	maxd = m->depth;
@@ -315,6 +352,7 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 	p->info.ninsns = p->ninsns;
 	p->info.nsubs = p->nsubs;
 	p->info.depth = maxd;
+	p->info.mcopy_len = m->ulen == ULEN_NONE ? 0 : m->ulen;
 	return AMRMA_DGSP_OK;
 }
 

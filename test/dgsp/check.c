@@ -30,23 +30,24 @@ check_bounds(const struct pt *p)
 	assert_int_equal(ti.true_extent, b.tub - b.tlb);
 }
 
+static int
+cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static bool
 has_dups(const int64_t *map, size_t n)
 {
 	int64_t *s = malloc((n + 1) * sizeof(*s));
 	bool dup = false;
-	size_t i, j;
+	size_t i;
 
 	assert_non_null(s);
 	memcpy(s, map, n * sizeof(*s));
-	/* Insertion sort is fine at these sizes. */
-	for (i = 1; i < n; i++) {
-		int64_t v = s[i];
-
-		for (j = i; j > 0 && s[j - 1] > v; j--)
-			s[j] = s[j - 1];
-		s[j] = v;
-	}
+	qsort(s, n, sizeof(*s), cmp64);
 	for (i = 1; i < n && !dup; i++)
 		dup = s[i] == s[i - 1];
 	free(s);
@@ -84,6 +85,21 @@ check_prog(const struct amrma_dgsp *prog, const int64_t *map, size_t n,
 	assert_int_equal(amrma_dgsm_gather(&m, got, n + 10), n);
 	assert_memory_equal(got, exp, n);
 	assert_int_equal(amrma_dgsm_left(&m), 0);
+
+	/* Streaming-store path (normally only for huge activations). */
+	assert_int_equal(amrma_dgsm_init(&m, prog, src.base, count), 0);
+	m.nt_threshold = 0;
+	memset(got, 0, n);
+	assert_int_equal(amrma_dgsm_gather(&m, got, n), n);
+	assert_memory_equal(got, exp, n);
+	if (!has_dups(map, n)) {
+		amrma_dgsm_init(&m, prog, dst.base, count);
+		m.nt_threshold = 0;
+		assert_int_equal(amrma_dgsm_scatter(&m, exp, n), n);
+		for (i = 0; i < n; i++)
+			assert_int_equal(dst.base[map[i]], exp[i]);
+		memset(dst.mem, 0, dst.len);
+	}
 
 	/* Every chunk boundary against the byte map. */
 	amrma_dgsm_init(&m, prog, src.base, count);

@@ -100,6 +100,32 @@ test_seek_sublinear(void **state)
 	amrma_dgsp_type_free(i1);
 }
 
+/* Chunks big enough for the streaming-store and prefetch paths. */
+static void
+test_big_chunks(void **state)
+{
+	uint64_t rng = 0xb16, bl[4] = { 1, 2, 1, 3 };
+	int64_t d[4] = { 5, 9000, -7001, 20003 };
+	int k;
+
+	(void)state;
+	for (k = 0; k < 12; k++) {
+		struct pt *b = pt_basic(128 + (size_t)k * 331);
+		struct pt *v = pt_hvector(6, 1, (int64_t)(4099 + k * 17) *
+				(k % 3 == 0 ? -1 : 1), b);
+		struct pt *h = pt_hindexed(4, bl, d, b);
+		struct pt *c = pt_contiguous(3, v);
+
+		check_pt(v, 2, &rng, false);
+		check_pt(h, 1, &rng, false);
+		check_pt(c, 1, &rng, false);
+		pt_free(c);
+		pt_free(h);
+		pt_free(v);
+		pt_free(b);
+	}
+}
+
 /* Large indexed lists go through binary search within one subroutine. */
 static void
 test_seek_indexed(void **state)
@@ -150,6 +176,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_nested),
 		cmocka_unit_test(test_random_deep),
+		cmocka_unit_test(test_big_chunks),
 		cmocka_unit_test(test_seek_sublinear),
 		cmocka_unit_test(test_seek_indexed),
 	};

@@ -16,25 +16,53 @@
 /* Master addresses are shifted by this: only the relocation finds them. */
 #define FAKE_DELTA (UINT64_C(1) << 44)
 
+/*
+ * Each attach copies the segment into a fresh heap block of exactly the
+ * segment size (its own relocation constant); detach writes it back and
+ * frees it. A machine that strays past a segment reads or writes outside
+ * that block: wrong data here, a report under ASan/valgrind.
+ */
 struct fake_xmem {
 	uint64_t seg;		/* segment size */
 	int attached;		/* live attaches */
 	int attaches;		/* total attaches */
 	int fail_after;		/* attach fails after this many (-1: never) */
+	uint8_t *mem;		/* real master memory ... */
+	size_t len;		/* ... and its length */
 };
+
+/* Overlap of [lo, hi) (fake addresses) with the real memory. */
+static bool
+overlap(const struct fake_xmem *x, uint64_t lo, uint64_t hi, uint64_t *a,
+		uint64_t *b)
+{
+	uint64_t rlo = (uint64_t)(uintptr_t)x->mem + FAKE_DELTA;
+
+	*a = lo > rlo ? lo : rlo;
+	*b = hi < rlo + x->len ? hi : rlo + x->len;
+	return *a < *b;
+}
 
 static int
 fake_attach(void *arg, uint64_t maddr, struct amrma_dgsrm_seg *s)
 {
 	struct fake_xmem *x = arg;
+	uint64_t a, b;
+	uint8_t *blk;
 
 	if (x->fail_after >= 0 && x->attaches >= x->fail_after)
 		return -EIO;
 	assert_int_equal(x->attached, 0);	/* one segment at a time */
 	s->lo = maddr - maddr % x->seg;
 	s->hi = s->lo + x->seg;
-	s->reloc = -(int64_t)FAKE_DELTA;
-	s->cookie = x;
+	blk = malloc(x->seg);
+	assert_non_null(blk);
+	memset(blk, 0xee, x->seg);
+	if (overlap(x, s->lo, s->hi, &a, &b))
+		memcpy(blk + (a - s->lo), (void *)(uintptr_t)(a - FAKE_DELTA),
+				b - a);
+	s->reloc = (int64_t)((uint64_t)(uintptr_t)blk - s->lo);
+	s->cookie = blk;
 	x->attached++;
 	x->attaches++;
 	return 0;
@@ -44,8 +72,13 @@ static void
 fake_detach(void *arg, struct amrma_dgsrm_seg *s)
 {
 	struct fake_xmem *x = arg;
+	uint8_t *blk = s->cookie;
+	uint64_t a, b;
 
-	assert_ptr_equal(s->cookie, x);
+	if (overlap(x, s->lo, s->hi, &a, &b))
+		memcpy((void *)(uintptr_t)(a - FAKE_DELTA), blk + (a - s->lo),
+				b - a);
+	free(blk);
 	x->attached--;
 }
 
@@ -57,7 +90,7 @@ one_case(struct pt *a, struct pt *b, uint64_t ca, uint64_t cb, uint64_t *rng,
 {
 	struct amrma_dgsrm_side ms, ws;
 	struct amrma_dgsrm_attach_ops ops;
-	struct fake_xmem fx = { 0, 0, 0, -1 };
+	struct fake_xmem fx = { 0, 0, 0, -1, NULL, 0 };
 	struct tbuf sa, db, rb;
 	int64_t *ma, *mb;
 	size_t na, nb, n, i;
@@ -98,6 +131,8 @@ one_case(struct pt *a, struct pt *b, uint64_t ca, uint64_t cb, uint64_t *rng,
 	ops.detach = fake_detach;
 	ops.arg = &fx;
 	fx.seg = (uint64_t)1 << rng_range(rng, 2, 7);
+	fx.mem = mode == AMRMA_DGSRM_PULL ? sa.mem : db.mem;
+	fx.len = mode == AMRMA_DGSRM_PULL ? sa.len : db.len;
 	if (how == SEGMENTED || how == SEG_STAGED)
 		ms.addr += FAKE_DELTA;
 	switch (how) {
@@ -161,10 +196,11 @@ test_segment_crossing(void **state)
 	struct amrma_dgsp_type *c1, *big, *col;
 	struct amrma_dgsrm_side ms, ws;
 	struct amrma_dgsrm_attach_ops ops;
-	struct fake_xmem fx = { 64, 0, 0, -1 };
+	struct fake_xmem fx = { 64, 0, 0, -1, NULL, 4096 };
 	uint8_t *src = malloc(4096), *dst = calloc(1, 8192);
 	int i;
 
+	fx.mem = src;
 	(void)state;
 	for (i = 0; i < 4096; i++)
 		src[i] = (uint8_t)(i * 7 + 1);
@@ -220,9 +256,12 @@ test_paired_runs(void **state)
 	mb = pt_struct(2, bl, d, ts);		/* 37 + 63 chunks of 8 */
 	assert_int_equal(amrma_dgsp_type_commit(ma->t), 0);
 	assert_int_equal(amrma_dgsp_type_commit(mb->t), 0);
-	for (i = 0; i < 200; i++)
-		one_case(ma, mb, 1, 1, &rng, DIRECT,
+	for (i = 0; i < 400; i++) {
+		one_case(ma, mb, 1, 1, &rng, i % 4 < 2 ? DIRECT : SEGMENTED,
 				(enum amrma_dgsrm_mode)(i % 2));
+		one_case(mb, ma, 1, 1, &rng, i % 4 < 2 ? DIRECT : SEGMENTED,
+				(enum amrma_dgsrm_mode)(i % 2));
+	}
 	pt_free(mb);
 	pt_free(v2);
 	pt_free(v1);
@@ -245,14 +284,21 @@ test_heuristic(void **state)
 	t.min_avg_chunk = 64;
 	t.min_bytes = 100000;
 	assert_int_equal(amrma_dgsrm_choose(amrma_dgsp_type_program(fine),
-			1 << 30, &t), AMRMA_DGSRM_STAGED);
+			NULL, 1 << 30, &t), AMRMA_DGSRM_STAGED);
 	assert_int_equal(amrma_dgsrm_choose(amrma_dgsp_type_program(coarse),
-			99999, &t), AMRMA_DGSRM_STAGED);
+			NULL, 99999, &t), AMRMA_DGSRM_STAGED);
 	assert_int_equal(amrma_dgsrm_choose(amrma_dgsp_type_program(coarse),
-			100000, &t), AMRMA_DGSRM_DIRECT);
+			NULL, 100000, &t), AMRMA_DGSRM_DIRECT);
 	t.min_avg_chunk = 1024;
 	assert_int_equal(amrma_dgsrm_choose(amrma_dgsp_type_program(coarse),
-			1 << 30, &t), AMRMA_DGSRM_STAGED);
+			NULL, 1 << 30, &t), AMRMA_DGSRM_STAGED);
+	/* Two regular layouts of one chunk length: direct regardless. */
+	assert_int_equal(amrma_dgsrm_choose(amrma_dgsp_type_program(fine),
+			amrma_dgsp_type_program(fine), 1 << 30, &t),
+			AMRMA_DGSRM_DIRECT);
+	assert_int_equal(amrma_dgsrm_choose(amrma_dgsp_type_program(fine),
+			amrma_dgsp_type_program(coarse), 1 << 30, &t),
+			AMRMA_DGSRM_STAGED);
 	amrma_dgsrm_thresholds_default(&t);
 	assert_true(t.min_avg_chunk > 0 && t.min_bytes > 0);
 	amrma_dgsp_type_free(fine);

@@ -204,7 +204,7 @@ test_window_per_use(void **state)
 static void
 test_from_insns(void **state)
 {
-	struct amrma_dgsp_insn ins[4];
+	struct amrma_dgsp_insn ins[5];
 	enum amrma_dgsp_reason why;
 	struct amrma_dgsp *p = NULL;
 	struct amrma_dgsp_info pi;
@@ -232,9 +232,23 @@ test_from_insns(void **state)
 	assert_int_equal(pi.true_ub, 100 + 3 * 64 + 32 + 8);
 	assert_int_equal(pi.depth, 2);
 	assert_int_equal(pi.nsubs, 2);
+	assert_int_equal(pi.mcopy_len, 8);
 	amrma_dgsp_free(p);
-	ins[0].target = 1;
-	assert_int_equal(amrma_dgsp_from_insns(ins, 4, 0, 400, NULL, &p, &why),
+	/* A COPY among the chunks: not regular. */
+	ins[1].op = AMRMA_DGSP_COPY;
+	ins[1].len = 8;
+	memmove(&ins[2], &ins[1], sizeof(ins[0]) * 3);
+	ins[2].op = AMRMA_DGSP_CONTROL;
+	ins[2].len = 0;
+	ins[0].target = 3;
+	assert_int_equal(amrma_dgsp_from_insns(ins, 5, 0, 400, NULL, &p, &why),
+			0);
+	amrma_dgsp_get_info(p, &pi);
+	assert_int_equal(pi.mcopy_len, 0);
+	assert_int_equal(pi.size, 104);
+	amrma_dgsp_free(p);
+	ins[0].target = 2;
+	assert_int_equal(amrma_dgsp_from_insns(ins, 5, 0, 400, NULL, &p, &why),
 			-EINVAL);
 	assert_int_equal(why, AMRMA_DGSP_E_TARGET);
 }

@@ -18,6 +18,7 @@
 
 #include "amrma_xmem.h"
 #include "check.h"
+#include "xmem_priv.h"	/* to forge a message */
 
 #define COUNT 4
 
@@ -252,6 +253,54 @@ test_hostile_window(void **state)
 	free_layouts(&ly);
 }
 
+/* A PVM export naming another process (here: the importer) is refused. */
+static void
+test_forged_pid(void **state)
+{
+	struct amrma_xmem_import *imp = NULL;
+	enum amrma_dgsp_reason why;
+	struct layouts ly;
+	int sv[2], st;
+	pid_t pid;
+
+	(void)state;
+	make_layouts(&ly);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct xmem_msg m;
+		uint8_t d[4096];
+		ssize_t dl = amrma_dgsp_serialize(
+				amrma_dgsp_type_program(ly.e->t), d, sizeof(d));
+		int one = 1;
+
+		close(sv[0]);
+		memset(&m, 0, sizeof(m));
+		m.magic = XMEM_MSG_MAGIC;
+		m.version = XMEM_MSG_VERSION;
+		m.backend = AMRMA_XMEM_PVM;
+		m.pid = (int32_t)getppid();
+		m.dgsp_len = (uint32_t)dl;
+		m.base = 0;
+		m.len = (uint64_t)1 << 40;
+		m.addr = (uint64_t)1 << 39;
+		m.count = COUNT;
+		setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+		if (write(sv[1], &m, sizeof(m)) != (ssize_t)sizeof(m) ||
+				write(sv[1], d, (size_t)dl) != dl)
+			_exit(1);
+		_exit(0);
+	}
+	close(sv[1]);
+	assert_int_equal(amrma_xmem_import_recv(sv[0], NULL, &imp, &why),
+			-EPERM);
+	assert_null(imp);
+	close(sv[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	free_layouts(&ly);
+}
+
 int
 main(void)
 {
@@ -259,6 +308,7 @@ main(void)
 		cmocka_unit_test(test_memfd),
 		cmocka_unit_test(test_pvm),
 		cmocka_unit_test(test_hostile_window),
+		cmocka_unit_test(test_forged_pid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,7 +52,12 @@ enum {
 	AMRMA_RMA_H_RGET,			/**< rendezvous get: range, key, tag */
 	AMRMA_RMA_H_TDATA,			/**< tagged message data */
 	AMRMA_RMA_H_CTS,			/**< rendezvous put: receive posted */
-	AMRMA_RMA_H_LAST = AMRMA_RMA_H_CTS,
+	AMRMA_RMA_H_DT_SETUP,			/**< noncontiguous: target program + range */
+	AMRMA_RMA_H_DT_PUT,			/**< noncontiguous put packet */
+	AMRMA_RMA_H_DT_GET,			/**< noncontiguous get packet request */
+	AMRMA_RMA_H_DT_REPLY,			/**< its data */
+	AMRMA_RMA_H_DT_SETUP_REPLY,		/**< the slot holding the verified program */
+	AMRMA_RMA_H_LAST = AMRMA_RMA_H_DT_SETUP_REPLY,
 };
 
 /** Engine configuration; start from amrma_rma_conf_defaults(). */
@@ -129,6 +134,28 @@ int amrma_rma_get(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key, uint
 		  void *buf, size_t len, uint32_t flags, amrma_rma_cb_t cb, void *arg,
 		  amrma_rma_req_t *req);
 
+struct amrma_dgsp;
+
+/**
+ * Noncontiguous put: the packed stream of src_count elements of src_type at src goes to
+ * dst_count elements of dst_type at offset of the region `key` at dst. Both types must have
+ * the same packed size. dst_type's program is shipped in the request and verified at the
+ * target (its whole footprint must lie inside the region); each MTU-sized packet is
+ * gathered straight from src into the frame and scattered straight into place.
+ * The programs must stay valid until completion. Same conventions as amrma_rma_put().
+ * @return also -EMSGSIZE when dst_type's serialized program does not fit in one frame.
+ */
+int amrma_rma_put_dt(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key,
+		     uint64_t offset, const void *src, const struct amrma_dgsp *src_type,
+		     uint64_t src_count, const struct amrma_dgsp *dst_type, uint64_t dst_count,
+		     uint32_t flags, amrma_rma_cb_t cb, void *arg, amrma_rma_req_t *req);
+
+/** Noncontiguous get: the mirror image (src_type describes the remote side). */
+int amrma_rma_get_dt(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key,
+		     uint64_t offset, const struct amrma_dgsp *src_type, uint64_t src_count,
+		     void *buf, const struct amrma_dgsp *buf_type, uint64_t buf_count,
+		     uint32_t flags, amrma_rma_cb_t cb, void *arg, amrma_rma_req_t *req);
+
 /**
  * @return 1 and *status when req completed (the handle is released), 0 while pending,
  *   -EINVAL for an unknown or already released handle.
@@ -183,6 +210,8 @@ struct amrma_rma_stats {
 	uint64_t queue_full;		/**< target: RMA queue full, request refused */
 	uint64_t tag_retries;		/**< tagged data refused (not posted yet), resent */
 	uint64_t rndv_timeouts;		/**< rendezvous waits that expired (either side) */
+	uint64_t dt_ops;		/**< noncontiguous operations started */
+	uint64_t dt_rejected;		/**< target: programs refused by the verifier */
 };
 
 void amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out);

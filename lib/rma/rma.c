@@ -81,9 +81,16 @@ op_alloc(struct rma_ctx *rc)
 static void
 op_release(struct rma_ctx *rc, struct rma_op *op)
 {
+	dt_op_release(op);
 	op->state = OP_FREE;
 	op->gen++;
 	rc->free[rc->nb_free++] = (uint32_t)(op - rc->ops);
+}
+
+void
+op_release_public(struct rma_ctx *rc, struct rma_op *op)
+{
+	op_release(rc, op);
 }
 
 /* Last step: report DONE; free the op unless the user holds a handle. */
@@ -172,7 +179,7 @@ op_fail(struct rma_ctx *rc, struct rma_op *op, int status)
 		op_finish(rc, op);
 }
 
-static void
+void
 chunk_done(struct amrma_ctx *ctx, void *arg, int status)
 {
 	struct rma_ctx *rc = rc_of(ctx);
@@ -233,6 +240,10 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 	int ret;
 
 	switch (op->kind) {
+	case OP_PUT_DT:
+	case OP_GET_DT:
+		ret = dt_send_chunk(rc, op, chunk, len, off, ARG(rc, op, chunk));
+		break;
 	case OP_GET:
 		args[0] = op->key;
 		args[1] = op->offset + off;
@@ -336,6 +347,7 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 		if (now >= rc->next_scan) {
 			rc->next_scan = now + rte_get_tsc_hz() / 100;
 			work += rndv_expire(rc, now);
+			work += dt_expire(rc, now);
 		}
 	}
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->finishing, next, tmp) {
@@ -725,6 +737,7 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 	amrma_am_register(node, AMRMA_RMA_H_GET, get_handler, rma);
 	amrma_am_register(node, AMRMA_RMA_H_GET_REPLY, get_reply_handler, rma);
 	rndv_register(node, rma);
+	dt_register(node, rma);
 	*out = rma;
 	return 0;
 fail:
@@ -766,6 +779,9 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		for (k = 0; k < RMA_MAX_RX; k++)
 			if (rc->rx[k].used && rc->rx[k].ref != NULL)
 				amrma_region_put(rma->regions, rc->rx[k].ref);
+		dt_cleanup(rma, rc);
+		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
+			dt_op_release(&rc->ops[k]);
 		amrma_tag_engine_free(rc->tags);
 		rte_free(rc->ops);
 		rte_free(rc->free);

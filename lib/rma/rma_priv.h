@@ -10,6 +10,7 @@
 #include <rte_ring.h>
 #include <rte_tailq.h>
 
+#include "amrma_dgsp.h"
 #include "amrma_dma.h"
 #include "amrma_rma.h"
 #include "amrma_tag.h"
@@ -18,7 +19,7 @@ extern int amrma_rma_logtype;
 #define RMA_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, amrma_rma_logtype, "amrma_rma: " fmt "\n", ##__VA_ARGS__)
 
-enum op_kind { OP_PUT = 1, OP_GET, OP_TSEND };
+enum op_kind { OP_PUT = 1, OP_GET, OP_TSEND, OP_PUT_DT, OP_GET_DT };
 enum op_state {
 	OP_FREE = 0,
 	OP_ISSUING,	/* chunks left to send */
@@ -58,6 +59,8 @@ struct rma_op {
 	struct amrma_region *ref;	/* tagged send from a region: held until done */
 	amrma_rma_cb_t cb;
 	void *arg;
+	struct amrma_dgsm *dgsm;	/* noncontiguous: the local layout machine */
+	uint64_t slot;			/* noncontiguous: the target's program slot */
 	/* zero-copy: one shared info for every chunk attached to buf */
 	struct rte_mbuf_ext_shared_info shinfo;
 	volatile uint32_t ext_released;	/* set by the free callback (any lcore) */
@@ -83,6 +86,21 @@ struct rma_rx {
 };
 
 #define RMA_MAX_RX 256
+#define RMA_MAX_DT 64
+
+/* A verified program installed by a peer for one noncontiguous operation. */
+struct rma_dt {
+	bool used;
+	uint16_t gen;
+	uint32_t perm;
+	uint16_t src_node;
+	struct amrma_dgsp *prog;
+	struct amrma_dgsm m;		/* resumable: packets usually come in order */
+	struct amrma_region *ref;
+	uint64_t total;			/* packed bytes of the operation */
+	uint64_t moved;			/* bytes placed or served; freed at total */
+	uint64_t deadline;
+};
 
 struct rma_ctx {
 	struct amrma_rma *rma;
@@ -99,6 +117,8 @@ struct rma_ctx {
 	struct amrma_copy_engine cpu;
 	uint64_t next_scan;		/* TSC of the next deadline scan */
 	struct rma_rx rx[RMA_MAX_RX];
+	struct rma_dt dt[RMA_MAX_DT];
+	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* gathered get data */
 	struct amrma_rma_stats st;
 };
 
@@ -152,6 +172,16 @@ rc_of(const struct amrma_ctx *ctx)
 {
 	return amrma_ctx_priv(ctx);
 }
+
+/* dt.c */
+void dt_register(struct amrma_node *node, struct amrma_rma *rma);
+int dt_send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk, uint32_t len,
+		  uint64_t off, void *arg);
+int dt_expire(struct rma_ctx *rc, uint64_t now);
+void dt_cleanup(struct amrma_rma *rma, struct rma_ctx *rc);
+void dt_op_release(struct rma_op *op);
+void chunk_done(struct amrma_ctx *ctx, void *arg, int status);
+void op_release_public(struct rma_ctx *rc, struct rma_op *op);
 
 /* rndv.c */
 void rndv_register(struct amrma_node *node, struct amrma_rma *rma);

@@ -22,7 +22,7 @@ static void
 test_engine_copies(void **state)
 {
 	struct amrma_copy_engine e;
-	uint8_t *a = malloc(1 << 20), *b = malloc(1 << 20);
+	uint8_t *a = malloc((1 << 20) + 64), *b = malloc((1 << 20) + 64);
 	uint32_t lens[] = { 1, 7, 64, 1400, 4096, 65535, 1 << 20 };
 	unsigned int i, k;
 

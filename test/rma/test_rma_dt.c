@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Noncontiguous RMA: datatypes on both sides, the target's program shipped and verified,
+ * packets gathered from and scattered into place. Checked against a reference built with
+ * the DGSM alone (pack locally, unpack locally), over the whole region, so a byte written
+ * outside the target layout is caught.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+
+#include "amrma_dgsp.h"
+#include "amrma_rma.h"
+#include "harness.h"
+
+#define RLEN (8u << 20)
+
+static struct harness H;
+static struct amrma_rma *R[2];
+static uint8_t *region, *expect, *local, *packed;
+static uint64_t key;
+static struct amrma_region *reg;
+
+static void
+step(void)
+{
+	h_step(&H);
+	amrma_rma_progress(R[0]);
+	amrma_rma_progress(R[1]);
+}
+
+static int
+wait_req(amrma_rma_req_t req)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
+	int status = 0, ret;
+
+	while ((ret = amrma_rma_test(h_ctx(&H, 0, 0), req, &status)) == 0) {
+		if (rte_get_tsc_cycles() > end)
+			fail_msg("operation did not complete");
+		step();
+	}
+	assert_int_equal(ret, 1);
+	return status;
+}
+
+static int
+setup(void **state)
+{
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(h_create(&H, 2, 1, NULL), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(H.n[i].node, NULL, &R[i]), 0);
+	region = aligned_alloc(4096, RLEN);
+	expect = aligned_alloc(4096, RLEN);
+	local = aligned_alloc(4096, RLEN);
+	packed = aligned_alloc(4096, RLEN);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), region, RLEN,
+		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	amrma_region_deregister(amrma_rma_regions(R[1]), reg, NULL, NULL);
+	amrma_rma_destroy(R[0]);
+	amrma_rma_destroy(R[1]);
+	h_destroy(&H);
+	free(region);
+	free(expect);
+	free(local);
+	free(packed);
+	return 0;
+}
+
+static struct amrma_dgsp_type *
+committed(struct amrma_dgsp_type *t)
+{
+	assert_non_null(t);
+	assert_int_equal(amrma_dgsp_type_commit(t), 0);
+	return t;
+}
+
+static struct amrma_dgsp_type *
+vec(uint64_t count, uint64_t blocklen, int64_t stride, size_t elem)
+{
+	struct amrma_dgsp_type *b, *t;
+
+	assert_int_equal(amrma_dgsp_type_basic(elem, &b), 0);
+	assert_int_equal(amrma_dgsp_type_vector(count, blocklen, stride, b, &t), 0);
+	amrma_dgsp_type_free(b);
+	return committed(t);
+}
+
+static void
+fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 2246822519u + seed) >> 11);
+}
+
+/* expected region after put: scatter (gather(src)) locally */
+static void
+reference_put(const struct amrma_dgsp *sp, uint64_t sc, const struct amrma_dgsp *dp,
+	      uint64_t dc, uint64_t off)
+{
+	struct amrma_dgsm m;
+	uint64_t total;
+
+	assert_int_equal(amrma_dgsm_init(&m, sp, local, sc), 0);
+	total = m.total;
+	assert_int_equal(amrma_dgsm_gather(&m, packed, total), total);
+	assert_int_equal(amrma_dgsm_init(&m, dp, expect + off, dc), 0);
+	assert_int_equal(amrma_dgsm_scatter(&m, packed, total), total);
+}
+
+struct layout {
+	const char *name;
+	struct amrma_dgsp_type *src, *dst;
+	uint64_t sc, dc, off;
+};
+
+static void
+run_layout(struct layout *l)
+{
+	const struct amrma_dgsp *sp = amrma_dgsp_type_program(l->src);
+	const struct amrma_dgsp *dp = amrma_dgsp_type_program(l->dst);
+	amrma_rma_req_t req;
+	struct amrma_dgsm m;
+	uint8_t *back = malloc(RLEN);
+
+	print_message("%s\n", l->name);
+	fill(region, RLEN, 1);
+	memcpy(expect, region, RLEN);
+	fill(local, RLEN, 2);
+	reference_put(sp, l->sc, dp, l->dc, l->off);
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		l->off, local, sp, l->sc, dp, l->dc, 0, NULL, NULL, &req), 0);
+	assert_int_equal(wait_req(req), 0);
+	/* the whole region: placed bytes right, every other byte untouched */
+	assert_memory_equal(region, expect, RLEN);
+
+	/* get it back into the source layout: the selected bytes equal the packed stream */
+	memset(back, 0, RLEN);
+	assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		l->off, dp, l->dc, back, sp, l->sc, 0, NULL, NULL, &req), 0);
+	assert_int_equal(wait_req(req), 0);
+	assert_int_equal(amrma_dgsm_init(&m, sp, back, l->sc), 0);
+	{
+		uint64_t total = m.total;
+		uint8_t *p2 = malloc(total ? total : 1);
+
+		assert_int_equal(amrma_dgsm_gather(&m, p2, total), total);
+		assert_memory_equal(p2, packed, total);
+		free(p2);
+	}
+	free(back);
+}
+
+static void
+test_layouts(void **state)
+{
+	struct amrma_dgsp_type *b4, *b8, *t, *v, *sub, *types[2];
+	uint64_t bl[3] = { 5, 1, 40 }, sizes[3] = { 64, 64, 64 }, subs[3] = { 64, 64, 1 },
+		 starts[3] = { 0, 0, 17 }, bl2[2] = { 1, 1 };
+	int64_t disps[3] = { 100, 3, 1000 }, sd[2] = { 0, 16 };
+	struct layout ls[6];
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(amrma_dgsp_type_basic(4, &b4), 0);
+	assert_int_equal(amrma_dgsp_type_basic(8, &b8), 0);
+	/* strided -> differently strided, same packed size */
+	ls[0] = (struct layout){ "vector 1000x3/7 -> vector 500x6/11", vec(1000, 3, 7, 4),
+				 vec(500, 6, 11, 4), 1, 1, 4099 };
+	/* many packets: 1.6 MB packed */
+	ls[1] = (struct layout){ "vector 100000x2/3 doubles -> contiguous", vec(100000, 2, 3, 8),
+				 vec(1, 200000, 1, 8), 1, 1, 13 };
+	/* indexed with out-of-order blocks, several elements */
+	assert_int_equal(amrma_dgsp_type_indexed(3, bl, disps, b4, &t), 0);
+	ls[2] = (struct layout){ "indexed x50 -> vector", committed(t), vec(460, 5, 9, 4), 50, 1,
+				 777 };
+	/* a face of a 3-D array (C order) -> strided doubles */
+	assert_int_equal(amrma_dgsp_type_subarray(3, sizes, subs, starts, AMRMA_DGSP_ORDER_C, b8,
+						  &sub), 0);
+	ls[3] = (struct layout){ "subarray face -> vector", committed(sub), vec(1024, 4, 5, 8),
+				 1, 1, 64 };
+	/* struct of vectors (as in halo exchanges) */
+	v = vec(200, 2, 4, 8);
+	types[0] = v;
+	types[1] = b4;
+	assert_int_equal(amrma_dgsp_type_struct(2, bl2, sd, types, &t), 0);
+	amrma_dgsp_type_free(v);
+	ls[4] = (struct layout){ "struct{vector, int} x30 -> vector", committed(t),
+				 vec(30, 801, 900, 4), 30, 1, 8 };
+	/* zero elements: completes, touches nothing */
+	ls[5] = (struct layout){ "zero count", vec(10, 1, 2, 4), vec(10, 1, 2, 4), 0, 0, 0 };
+	for (i = 0; i < RTE_DIM(ls); i++) {
+		run_layout(&ls[i]);
+		amrma_dgsp_type_free(ls[i].src);
+		amrma_dgsp_type_free(ls[i].dst);
+	}
+	amrma_dgsp_type_free(b4);
+	amrma_dgsp_type_free(b8);
+}
+
+static void
+test_faults(void **state)
+{
+	struct layout l = { "vector under loss", vec(50000, 3, 5, 8), vec(30000, 5, 6, 8),
+			    1, 1, 3 };
+
+	(void)state;
+	h_faults(&H, 0, 5, 3, 5, 0, 11);
+	h_faults(&H, 1, 5, 3, 5, 0, 12);
+	run_layout(&l);
+	H.n[0].fault.drop_pct = H.n[0].fault.dup_pct = H.n[0].fault.reorder_pct = 0;
+	H.n[1].fault.drop_pct = H.n[1].fault.dup_pct = H.n[1].fault.reorder_pct = 0;
+	amrma_dgsp_type_free(l.src);
+	amrma_dgsp_type_free(l.dst);
+}
+
+/* The target refuses programs that reach outside the region, before any byte moves. */
+static void
+test_refusals(void **state)
+{
+	struct amrma_dgsp_type *src = vec(100, 1, 1, 8), *wide = vec(100, 1, 1000, 8);
+	struct amrma_dgsp_type *neg, *big, *b1;
+	const struct amrma_dgsp *sp = amrma_dgsp_type_program(src);
+	struct amrma_rma_stats st;
+	amrma_rma_req_t req;
+	int64_t d[600];
+	uint64_t bl[600];
+	unsigned int i;
+
+	(void)state;
+	fill(region, RLEN, 9);
+	memcpy(expect, region, RLEN);
+	/* footprint 792 KB from an offset 100 KB before the end: outside */
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		RLEN - 100000, local, sp, 1, amrma_dgsp_type_program(wide), 1, 0, NULL, NULL,
+		&req), 0);
+	assert_int_equal(wait_req(req), -ERANGE);
+	/* negative stride from offset 0: bytes before the region */
+	assert_int_equal(amrma_dgsp_type_basic(8, &b1), 0);
+	assert_int_equal(amrma_dgsp_type_hvector(100, 1, -16, b1, &neg), 0);
+	committed(neg);
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		0, local, sp, 1, amrma_dgsp_type_program(neg), 1, 0, NULL, NULL, &req), 0);
+	assert_int_equal(wait_req(req), -ERANGE);
+	/* a bad key */
+	assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 },
+		key ^ 3, 0, sp, 1, local, sp, 1, 0, NULL, NULL, &req), 0);
+	assert_int_equal(wait_req(req), -ENOKEY);
+	assert_memory_equal(region, expect, RLEN);
+	amrma_rma_stats_get(h_ctx(&H, 1, 0), &st);
+	assert_true(st.dt_rejected >= 2);
+	/* locally refused: packed sizes differ; program larger than a frame */
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		0, local, sp, 2, sp, 1, 0, NULL, NULL, &req), -EINVAL);
+	for (i = 0; i < 600; i++) {
+		bl[i] = 1 + i % 3;
+		d[i] = (int64_t)i * 7 + (i % 5) * 1000;
+	}
+	assert_int_equal(amrma_dgsp_type_hindexed(600, bl, d, b1, &big), 0);
+	committed(big);
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		0, local, amrma_dgsp_type_program(big), 1, amrma_dgsp_type_program(big), 1, 0,
+		NULL, NULL, &req), -EMSGSIZE);
+	amrma_dgsp_type_free(src);
+	amrma_dgsp_type_free(wide);
+	amrma_dgsp_type_free(neg);
+	amrma_dgsp_type_free(big);
+	amrma_dgsp_type_free(b1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layouts),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_faults),
+	};
+
+	h_eal_init("amrma_test_rma_dt");
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

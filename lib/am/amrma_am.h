@@ -137,6 +137,9 @@ uint16_t amrma_node_id(const struct amrma_node *node);
 struct amrma_node *amrma_ctx_node(struct amrma_ctx *ctx);
 uint16_t amrma_ctx_index(const struct amrma_ctx *ctx);
 
+/** The mempool this context builds frames from (for payload segments a layer fills). */
+struct rte_mempool *amrma_ctx_pool(const struct amrma_ctx *ctx);
+
 /** Largest payload of a message with nargs arguments on this node. */
 uint16_t amrma_am_max_payload(const struct amrma_ctx *ctx, unsigned int nargs);
 

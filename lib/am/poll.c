@@ -65,6 +65,12 @@ amrma_ctx_set_hook(struct amrma_ctx *ctx, amrma_ctx_hook_t fn, void *arg)
 	ctx->hook = fn;
 }
 
+struct rte_mempool *
+amrma_ctx_pool(const struct amrma_ctx *ctx)
+{
+	return ctx->pool;
+}
+
 void *
 amrma_ctx_priv(const struct amrma_ctx *ctx)
 {

@@ -22,5 +22,5 @@ while [ $# -gt 0 ]; do
 done
 ./scripts/build.sh "$dir" "${setup_opts[@]}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$PWD/scripts/ubsan.supp}
 meson test -C "$dir" --print-errorlogs --num-processes 2 "${test_opts[@]}"

@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "harness.h"
@@ -245,7 +246,9 @@ h_faults(struct harness *h, unsigned int i, uint32_t drop, uint32_t dup,
 	hn->fault.corrupt_pct = corrupt;
 	hn->fault.rng = seed | 1;
 	for (q = 0; q < h->nb_q; q++)
-		rte_eth_add_rx_callback(hn->port, (uint16_t)q, fault_rx, &hn->fault);
+		if (hn->cb[q] == NULL)
+			hn->cb[q] = rte_eth_add_rx_callback(hn->port, (uint16_t)q, fault_rx,
+							    &hn->fault);
 }
 
 static int
@@ -357,6 +360,12 @@ h_destroy(struct harness *h)
 	for (i = 0; i < h->nb_nodes; i++) {
 		struct h_node *hn = &h->n[i];
 
+		/* closing a port keeps its callbacks: a later port with this id would run
+		 * ours, pointing into a harness that no longer exists */
+		for (q = 0; q < h->nb_q; q++)
+			if (hn->cb[q] != NULL &&
+			    rte_eth_remove_rx_callback(hn->port, (uint16_t)q, hn->cb[q]) == 0)
+				rte_free((void *)(uintptr_t)hn->cb[q]);	/* nobody polls now */
 		rte_eth_dev_stop(hn->port);
 		rte_eth_dev_close(hn->port);
 		for (q = 0; q < h->nb_q; q++) {

@@ -37,6 +37,7 @@ struct h_node {
 	struct rte_ring *rx[H_MAX_Q];
 	struct rte_ring *tx[H_MAX_Q];
 	struct h_fault fault;
+	const struct rte_eth_rxtx_callback *cb[H_MAX_Q];	/* removed before close */
 	rte_be32_t ip;
 	bool frozen;		/* not polled: simulates a hung or dead process */
 };

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* amrma-perf: shared declarations of the AM (main.c) and raw (raw.c) measurements. */
+#ifndef AMRMA_PERF_H
+#define AMRMA_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "app.h"
+
+#define PERF_MAX_SIZES 16
+
+enum perf_mode {
+	PERF_SERVE,		/* AM echo target */
+	PERF_RAW_SERVE,		/* swap MAC/IP/UDP and send every frame back */
+	PERF_AM_LAT,		/* AM round trip, one request in flight */
+	PERF_AM_RATE,		/* AM request/reply pairs per second, window in flight */
+	PERF_RAW_ECHO,		/* raw UDP round trip against a raw-serve peer */
+};
+
+struct perf_opts {
+	enum perf_mode mode;
+	uint32_t sizes[PERF_MAX_SIZES];	/* latency: payload bytes per point */
+	unsigned int nb_sizes;
+	uint64_t iters;			/* latency: timed round trips per run and size */
+	uint64_t warmup;		/* latency: untimed round trips before each run */
+	unsigned int repeat;		/* runs per measurement; the median is reported */
+	uint32_t window;		/* rate: requests in flight */
+	uint32_t rate_size;		/* rate: payload bytes */
+	uint64_t rate_count;		/* rate: requests per run */
+	double duration_s;		/* serve: stop after this long; 0 = at SIGTERM */
+	bool linger;			/* client: after the results, idle until SIGTERM */
+	bool with_raw;			/* am-lat: raw echo run after each AM run */
+	char memif_mode[16];		/* "copy" / "zero-copy"; detected from devargs */
+};
+
+/** Median and p99 of v[0..n-1] (sorts v). */
+void perf_summary(double *v, uint64_t n, double *median, double *p99);
+
+/**
+ * Print one JSON result line: name, value (median of runs[]), unit, size (< 0: none),
+ * mode, repeat, the per-run values and extra (already formatted JSON members or NULL).
+ */
+void perf_emit(const struct perf_opts *o, const char *name, const char *unit, int size,
+	       double *runs, unsigned int nb_runs, const char *extra);
+
+/** Frame bytes of an AM request with no arguments and len payload bytes. */
+static inline uint32_t
+perf_am_frame_len(uint32_t len)
+{
+	return (uint32_t)AMRMA_WIRE_HDR_LEN + len;
+}
+
+/* A raw frame to this UDP port switches a serving side from raw echo back to AM. */
+#define PERF_RAW_SWITCH_PORT 9001
+
+int perf_raw_serve(struct app *a, const struct perf_opts *o);
+int perf_raw_echo(struct app *a, const struct perf_opts *o);
+
+/** Serving side: one burst of raw echo; sets *to_am when the switch frame passed. */
+unsigned int perf_raw_poll(struct app *a, bool *to_am);
+
+/** Client side of the raw echo. */
+struct perf_raw;
+struct perf_raw *perf_raw_new(struct app *a);
+void perf_raw_free(struct perf_raw *e);
+uint64_t perf_raw_lost(const struct perf_raw *e);
+/** warmup + iters round trips of frames as long as an AM request of size; rtt[iters]. */
+int perf_raw_run(struct perf_raw *e, uint32_t size, uint64_t warmup, uint64_t iters,
+		 double *rtt, double *median, double *p99);
+/** Ask a serving side that echoes raw frames to go back to AM. */
+int perf_raw_switch_to_am(struct perf_raw *e);
+
+#endif

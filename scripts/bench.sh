@@ -1,0 +1,388 @@
+#!/usr/bin/env bash
+# Benchmarks: amrma and the raw capability of the same link, in one run.
+#
+# Usage: scripts/bench.sh [--plot DIR] [--quick] [--memif copy|zero-copy|auto|both]
+#                         [--build-dir DIR] [SUITE...]
+# Suites: am (AM latency/rate against raw echo and testpmd), rma, dgsp. None = all.
+# --memif auto (default): copy mode, plus zero-copy when running as root and it works.
+# stdout: JSON lines only (one result per line); progress goes to stderr.
+# See docs/bench.md for what each number means.
+set -euo pipefail
+caller_dir=$PWD
+cd "$(dirname "$0")/.."
+
+SUITES_ALL=(am rma dgsp)
+plot_dir=""
+quick=0
+memif=auto
+build_dir=build
+suites=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--plot) plot_dir=$2; shift 2 ;;
+	--quick) quick=1; shift ;;
+	--memif) memif=$2; shift 2 ;;
+	--build-dir) build_dir=$2; shift 2 ;;
+	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "bench: unknown option $1" >&2; exit 2 ;;
+	*) suites+=("$1"); shift ;;
+	esac
+done
+[ ${#suites[@]} -gt 0 ] || suites=("${SUITES_ALL[@]}")
+for s in "${suites[@]}"; do
+	case " ${SUITES_ALL[*]} " in *" $s "*) ;; *)
+		echo "bench: unknown suite '$s' (have: ${SUITES_ALL[*]})" >&2; exit 2 ;;
+	esac
+done
+# --plot DIR is relative to where the script was called from
+case $plot_dir in ""|/*) ;; *) plot_dir=$caller_dir/$plot_dir ;; esac
+case $memif in copy|zero-copy|auto|both) ;; *) echo "bench: --memif copy|zero-copy|auto|both" >&2; exit 2 ;; esac
+
+log() { echo "bench: $*" >&2; }
+
+tmp=$(mktemp -d /tmp/amrma-bench.XXXXXX)
+results=$tmp/results.jsonl
+: >"$results"
+pids=()		# every process we started, killed by PID at exit
+huge_mounted=""
+huge_prev=""
+
+stop_pid() {	# pid: SIGTERM, then SIGKILL after 5 s; forget it
+	local pid=$1 i
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for i in $(seq 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+	local keep=() p
+	for p in "${pids[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+	pids=("${keep[@]+"${keep[@]}"}")
+}
+
+cleanup() {
+	local p
+	for p in "${pids[@]+"${pids[@]}"}"; do stop_pid "$p"; done
+	if [ -n "$huge_mounted" ]; then
+		umount "$huge_mounted" 2>/dev/null || log "could not unmount $huge_mounted"
+	fi
+	if [ -n "$huge_prev" ]; then
+		echo "$huge_prev" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log "setup and build ($build_dir)"
+./scripts/setup.sh >&2
+./scripts/build.sh "$build_dir" >&2
+perf=$build_dir/app/perf/amrma-perf
+[ -x "$perf" ] || { log "$perf was not built"; exit 1; }
+
+# Each busy poller gets a CPU of its own; two pollers on one CPU measure the scheduler.
+if [ "$(nproc)" -ge 2 ]; then
+	cpu_s=0; cpu_c=1; backoff=()
+else
+	cpu_s=0; cpu_c=0; backoff=(--idle-sleep 20)
+	log "WARNING: one CPU: both sides share it, numbers are not meaningful"
+fi
+
+if [ $quick -eq 1 ]; then
+	rounds=3
+	lat_opts=(--iters 2000 --warmup 1000)
+	rate_opts=(--count 50000)
+	pmd_secs=3
+else
+	rounds=5
+	lat_opts=(--iters 20000 --warmup 2000)
+	rate_opts=(--count 500000)
+	pmd_secs=8
+fi
+sizes=8,64,256,1024,1400
+quiet=(--log-level lib.eal:error --log-level pmd.net.memif:error)
+eal_copy=(--no-huge --no-pci --no-shconf -m 256 "${quiet[@]}")
+eal_zc=()	# filled by zc_setup
+run_id=0
+
+collect=""	# set: emit appends to this file instead (per-round results, merged later)
+emit() {	# JSON lines from a file (or stdin): to stdout and to the results file
+	if [ -n "$collect" ]; then
+		grep '^{' "${1:-/dev/stdin}" >>"$collect" || true
+	else
+		grep '^{' "${1:-/dev/stdin}" | tee -a "$results" || true
+	fi
+}
+
+wait_for() {	# file pattern pid what: until pattern shows in file (10 s)
+	local i
+	for i in $(seq 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || { log "$4 exited early:"; cat "$1" >&2; return 1; }
+		sleep 0.1
+	done
+	log "$4 did not come up:"; cat "$1" >&2
+	return 1
+}
+
+# The memif server is always a copy-mode --no-huge process (only a memif client can be
+# zero-copy); the client side uses the mode under test.
+client_eal() {	# mode
+	if [ "$1" = zero-copy ]; then
+		printf '%s\n' "${eal_zc[@]}"
+	else
+		printf '%s\n' "${eal_copy[@]}"
+	fi
+}
+client_vdev_opt() { [ "$1" = zero-copy ] && echo ",zero-copy=yes" || true; }
+
+# start_server NAME BANNER CMD...: start a memif server in the background, wait for it
+start_server() {
+	local name=$1 banner=$2
+	shift 2
+	"$@" >"$tmp/$name.log" 2>&1 &
+	server_pid=$!
+	pids+=("$server_pid")
+	wait_for "$tmp/$name.log" "$banner" "$server_pid" "$name"
+}
+
+# perf_pair MODE SERVE_MODE [SERVER_ARGS... --] CLIENT_ARGS...: amrma-perf server + one
+# client run
+perf_pair() {
+	local mode=$1 smode=$2 sock rc=0 sargs=()
+	shift 2
+	if [[ " $* " == *" -- "* ]]; then
+		while [ "$1" != -- ]; do sargs+=("$1"); shift; done
+		shift
+	fi
+	run_id=$((run_id + 1))
+	sock=$tmp/memif$run_id.sock
+	start_server "perf-$smode-$run_id" "ready" "$perf" -l $cpu_s "${eal_copy[@]}" \
+		--file-prefix "amrma_bench_s${run_id}_$$" \
+		--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:01" \
+		-- --mode "$smode" "${sargs[@]+"${sargs[@]}"}" "${backoff[@]+"${backoff[@]}"}" ||
+		return 1
+	local eal
+	mapfile -t eal < <(client_eal "$mode")
+	# In the background so a signal to this script reaches cleanup at once; timeout bounds
+	# a run whose peer vanished. --linger: after its results the client stops polling and
+	# waits; the server is stopped first. net_memif (DPDK 22.11) can crash a side that polls
+	# while its peer disconnects, so no side polls during a disconnect.
+	timeout --preserve-status 900 "$perf" -l $cpu_c "${eal[@]}" \
+		--file-prefix "amrma_bench_c${run_id}_$$" \
+		--vdev "net_memif0,role=client,socket=$sock,mac=02:00:00:00:00:02$(client_vdev_opt "$mode")" \
+		-- --memif-mode "$mode" --linger "${backoff[@]+"${backoff[@]}"}" "$@" \
+		>"$tmp/client$run_id.out" 2>"$tmp/client$run_id.err" &
+	local cpid=$!
+	pids+=("$cpid")
+	while kill -0 "$cpid" 2>/dev/null &&
+		! grep -q '^amrma-perf: done' "$tmp/client$run_id.err"; do
+		sleep 0.05
+	done
+	stop_pid "$server_pid"
+	kill -TERM "$cpid" 2>/dev/null || true
+	wait "$cpid" || rc=$?
+	stop_pid "$cpid"
+	grep -E '^(am-|raw-)' "$tmp/client$run_id.err" | sed 's/^/  /' >&2 || true
+	if [ $rc -ne 0 ]; then
+		log "amrma-perf $* failed ($rc):"
+		tail -20 "$tmp/client$run_id.err" >&2
+		return 1
+	fi
+	emit "$tmp/client$run_id.out"
+}
+
+# tp_start NAME CPU EAL/testpmd args...: interactive testpmd on CPU (main and forwarding
+# lcore), commands through a fifo whose write end we hold (fd in tp_fd, pid in tp_pid)
+tp_start() {
+	local name=$1 cpu=$2
+	shift 2
+	mkfifo "$tmp/$name.in"
+	dpdk-testpmd --lcores "0@$cpu,1@$cpu" "$@" <"$tmp/$name.in" >"$tmp/$name.log" 2>&1 &
+	tp_pid=$!
+	pids+=("$tp_pid")
+	exec {tp_fd}>"$tmp/$name.in"
+	wait_for "$tmp/$name.log" "testpmd>" "$tp_pid" "$name"
+}
+
+tp_quit() {	# pid fd: "quit", give it 5 s, then stop_pid; close the fifo
+	local pid=$1 fd=$2 i
+	echo quit >&"$fd" 2>/dev/null || true
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	stop_pid "$pid"
+	exec {fd}>&-
+}
+
+# testpmd_rate MODE FRAME NAME PAYLOAD: txonly -> rxonly over memif, frames of FRAME bytes;
+# the value is the median of the rxonly side's Rx-pps, read once a second. Forwarding is
+# stopped on both sides before either closes its port (see perf_pair).
+testpmd_rate() {
+	local mode=$1 frame=$2 name=$3 payload=$4 sock eal rx_pid rx_fd tx_pid tx_fd i
+	run_id=$((run_id + 1))
+	sock=$tmp/memif$run_id.sock
+	tp_start "testpmd-rx-$run_id" "$cpu_s" "${eal_copy[@]}" \
+		--file-prefix "amrma_bench_r${run_id}_$$" --vdev "net_memif0,role=server,socket=$sock" \
+		-- -i --forward-mode=rxonly --nb-cores 1 --total-num-mbufs 16384 || return 1
+	rx_pid=$tp_pid
+	rx_fd=$tp_fd
+	echo start >&"$rx_fd"
+	mapfile -t eal < <(client_eal "$mode")
+	if ! tp_start "testpmd-tx-$run_id" "$cpu_c" "${eal[@]}" \
+		--file-prefix "amrma_bench_t${run_id}_$$" \
+		--vdev "net_memif0,role=client,socket=$sock$(client_vdev_opt "$mode")" \
+		-- -i --forward-mode=txonly --txpkts "$frame" --nb-cores 1 --total-num-mbufs 16384
+	then
+		tp_quit "$rx_pid" "$rx_fd"
+		return 1
+	fi
+	tx_pid=$tp_pid
+	tx_fd=$tp_fd
+	echo start >&"$tx_fd"
+	for i in $(seq $((pmd_secs + 1))); do
+		sleep 1
+		echo "show port stats 0" >&"$rx_fd"
+	done
+	echo stop >&"$tx_fd"
+	echo stop >&"$rx_fd"
+	sleep 0.5
+	tp_quit "$tx_pid" "$tx_fd"
+	tp_quit "$rx_pid" "$rx_fd"
+	python3 scripts/bench/results.py testpmd "$tmp/testpmd-rx-$run_id.log" \
+		--name "$name" --size "$payload" --frame "$frame" --mode "$mode" >"$tmp/pmd$run_id.json" ||
+		{ log "testpmd ($mode, $frame B) gave no rate:"; tail -30 "$tmp/testpmd-tx-$run_id.log" >&2; return 1; }
+	emit "$tmp/pmd$run_id.json"
+}
+
+# Hugepages for memif zero-copy (root only): reserve, mount a private hugetlbfs, then
+# check that a zero-copy client really passes traffic before any result relies on it.
+zc_setup() {
+	if [ -n "${eal_zc[*]}" ]; then
+		return 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		log "zero-copy needs hugepages and root to set them up: skipped"
+		return 1
+	fi
+	local have
+	have=$(cat /proc/sys/vm/nr_hugepages)
+	if [ "$have" -lt 512 ]; then
+		huge_prev=$have
+		echo 1024 >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	fi
+	if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -lt 256 ]; then
+		log "zero-copy: could not reserve hugepages"
+		return 1
+	fi
+	mkdir -p "$tmp/huge"
+	mount -t hugetlbfs -o pagesize=2M nodev "$tmp/huge" 2>/dev/null || {
+		log "zero-copy: cannot mount hugetlbfs"; return 1; }
+	huge_mounted=$tmp/huge
+	eal_zc=(--no-pci --no-shconf --socket-mem 512 --single-file-segments
+		--huge-dir "$tmp/huge" "${quiet[@]}")
+	log "zero-copy: verifying with short amrma-perf and testpmd runs"
+	# the check's numbers are not results
+	local keep=$results ok=1 keep_secs=$pmd_secs
+	results=$tmp/zc-check.jsonl
+	pmd_secs=2
+	perf_pair zero-copy serve --mode am-lat --sizes 8,1400 --iters 200 --warmup 20 \
+		--repeat 1 >/dev/null || ok=0
+	[ $ok -eq 1 ] && { testpmd_rate zero-copy 64 raw_pps 64 >/dev/null || ok=0; }
+	results=$keep
+	pmd_secs=$keep_secs
+	if [ $ok -eq 0 ]; then
+		log "zero-copy: the check failed, falling back to copy mode"
+		eal_zc=()
+		return 1
+	fi
+	log "zero-copy: works (amrma-perf and testpmd passed traffic)"
+	return 0
+}
+
+# ---- suites: a function suite_NAME each ----
+
+# AM latency and rate, and the same link without amrma: raw echo and testpmd packet rate.
+am_compare() {	# mode
+	local mode=$1 r one=(--repeat 1)
+	# AM and raw echo runs alternate within one process pair, seconds apart, so both see
+	# the same machine: a slow spell of a shared host slows both alike instead of skewing
+	# the ratio. Each round is a fresh pair of processes; the reported value is the median
+	# over the rounds.
+	collect=$tmp/rounds-$mode.jsonl
+	: >"$collect"
+	for r in $(seq "$rounds"); do
+		# am-lat --with-raw: after each AM run the server echoes raw frames of the same
+		# length for the raw run, then goes back to AM (same processes, same link)
+		log "am ($mode): round $r/$rounds: AM and raw echo round trips (sizes $sizes)," \
+			"AM rate (64 B, window 32)"
+		perf_pair "$mode" serve --mode am-lat --with-raw --sizes $sizes "${lat_opts[@]}" \
+			"${one[@]}" &&
+		perf_pair "$mode" serve --mode am-rate --size 64 --window 32 "${rate_opts[@]}" \
+			"${one[@]}" || { collect=""; return 1; }
+		# the same without UDP checksums (memif cannot corrupt frames): what they cost
+		log "am ($mode): round $r/$rounds: the same with --csum off (names *_nocsum)"
+		perf_pair "$mode" serve --csum off -- --mode am-lat --csum off --sizes 8,64,1400 \
+			"${lat_opts[@]}" "${one[@]}" &&
+		perf_pair "$mode" serve --csum off -- --mode am-rate --csum off --size 64 \
+			--window 32 "${rate_opts[@]}" "${one[@]}" || { collect=""; return 1; }
+	done
+	collect=""
+	python3 scripts/bench/results.py merge "$tmp/rounds-$mode.jsonl" | emit
+	log "am ($mode): testpmd txonly -> rxonly, 64 B frames, ${pmd_secs} s"
+	testpmd_rate "$mode" 64 raw_pps 64 || return 1
+	log "am ($mode): testpmd txonly -> rxonly, 146 B frames (an AM request of 64 B)"
+	testpmd_rate "$mode" 146 raw_pps_am_frame 64 || return 1
+	python3 scripts/bench/results.py ratios "$results" --mode "$mode" | emit
+}
+
+suite_am() {
+	local modes=()
+	case $memif in
+	copy) modes=(copy) ;;
+	zero-copy) zc_setup || { log "zero-copy requested but not available"; return 1; }
+		modes=(zero-copy) ;;
+	auto) modes=(copy); zc_setup && modes+=(zero-copy) ;;
+	both) modes=(copy); zc_setup || { log "zero-copy requested but not available"; return 1; }
+		modes+=(zero-copy) ;;
+	esac
+	local m
+	for m in "${modes[@]}"; do
+		am_compare "$m" || return 1
+	done
+}
+
+suite_rma() {
+	log "rma: no RMA put/get benchmark yet (the protocols arrive with issue 3)"
+}
+
+suite_dgsp() {
+	local bin=$build_dir/app/dgsp-bench/amrma-dgsp-bench
+	if [ ! -x "$bin" ]; then
+		log "dgsp: $bin not built, skipped"
+		return 0
+	fi
+	log "dgsp: $bin"
+	local args=()
+	[ $quick -eq 1 ] && args=(--quick)
+	"$bin" "${args[@]+"${args[@]}"}" >"$tmp/dgsp.out" 2>"$tmp/dgsp.err" ||
+		{ log "dgsp bench failed:"; tail -20 "$tmp/dgsp.err" >&2; return 1; }
+	emit "$tmp/dgsp.out"
+}
+
+status=0
+for s in "${suites[@]}"; do
+	log "== suite $s ($(date -u +%H:%M:%SZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
+	"suite_$s" || { log "suite $s FAILED"; status=1; }
+done
+
+if [ -n "$plot_dir" ]; then
+	mkdir -p "$plot_dir"
+	python3 scripts/bench/results.py plot "$results" "$plot_dir" >&2 || status=1
+	cp "$results" "$plot_dir/results.jsonl"
+fi
+exit $status

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Helpers of scripts/bench.sh: parse testpmd, derive the ratios, plot, check JSON lines.
+
+  results.py testpmd LOG --name N --size S --frame F --mode M   one JSON line from Rx-pps
+  results.py ratios RESULTS --mode M                            ratio JSON lines
+  results.py plot RESULTS DIR                                   latency.png, rate.png
+  results.py merge ROUNDS                                       one line per result
+  results.py check RESULTS [--expect NAME...]                   exit 1 on a bad line
+"""
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+# Targets of issue 2 (benchmarks, not tests): AM round trip within 1.5x of the raw echo,
+# small-AM rate at least 40 % of the raw packet rate.
+RTT_TARGET = 1.5
+RATE_TARGET = 0.4
+
+
+def load(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                out.append(json.loads(line))
+    return out
+
+
+def find(res, name, size, mode):
+    for r in res:
+        if r.get("name") == name and r.get("size") == size and r.get("mode") == mode:
+            return r
+    return None
+
+
+def line(obj):
+    print(json.dumps(obj, separators=(",", ":")))
+
+
+def cmd_testpmd(a):
+    text = open(a.log, errors="replace").read()
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
+    samples = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", text)]
+    samples = [x for x in samples if x > 0]
+    # the first non-zero sample covers the connection coming up: drop it when we can
+    if len(samples) > 2:
+        samples = samples[1:]
+    if not samples:
+        print("no Rx-pps samples in %s" % a.log, file=sys.stderr)
+        return 1
+    line({"name": a.name, "value": round(statistics.median(samples)), "unit": "pps",
+          "size": a.size, "frame": a.frame, "mode": a.mode, "repeat": len(samples),
+          "stat": "median of 1 s samples", "runs": samples, "tool": "dpdk-testpmd"})
+    return 0
+
+
+def cmd_ratios(a):
+    res = load(a.results)
+    m = a.mode
+    raw = find(res, "raw_echo_rtt_median", 8, m)
+    # other work on the machine moves these numbers more than anything amrma does
+    with open("/proc/loadavg") as f:
+        load1 = float(f.read().split()[0])
+    # the headline ratios first, then the same without UDP checksums (suffix _nocsum)
+    for sfx, tag in (("", ""), ("_nocsum", "_nocsum")):
+        am = find(res, "am_rtt_median" + sfx, 8, m)
+        if am and raw and raw["value"] > 0:
+            obj = {"name": "am_rtt%s_vs_raw_echo" % tag, "unit": "x", "size": 8, "mode": m}
+            a_runs, r_runs = am.get("runs", []), raw.get("runs", [])
+            if len(a_runs) == len(r_runs) > 1 and all(x > 0 for x in r_runs):
+                # round i of amrma and of the raw echo ran back to back: compare within a
+                # round, so a slow spell of the machine cancels out
+                runs = [round(x / y, 3) for x, y in zip(a_runs, r_runs)]
+                v = statistics.median(runs)
+                obj.update(value=round(v, 3), repeat=len(runs),
+                           stat="median of per-round ratios", runs=runs)
+            else:
+                v = am["value"] / raw["value"]
+                obj.update(value=round(v, 3), repeat=am.get("repeat"),
+                           stat="ratio of medians")
+            obj.update(target="<= %.1f" % RTT_TARGET, met=v <= RTT_TARGET, load1=load1)
+            line(obj)
+        rate = find(res, "am_rate" + sfx, 64, m)
+        for pps_name, name in (("raw_pps", "am_rate%s_vs_raw_pps" % tag),
+                               ("raw_pps_am_frame", "am_rate%s_vs_raw_pps_am_frame" % tag)):
+            pps = find(res, pps_name, 64, m)
+            if rate and pps and pps["value"] > 0:
+                v = rate["value"] / pps["value"]
+                obj = {"name": name, "value": round(v, 4), "unit": "x", "size": 64,
+                       "mode": m, "repeat": rate.get("repeat"), "stat": "ratio of medians",
+                       "frame": pps.get("frame"), "load1": load1}
+                if pps_name == "raw_pps":
+                    obj["target"] = ">= %.2f" % RATE_TARGET
+                    obj["met"] = v >= RATE_TARGET
+                line(obj)
+    return 0
+
+
+def gnuplot(script):
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+def cmd_plot(a):
+    res = load(a.results)
+    modes = sorted({r["mode"] for r in res if r.get("name", "").startswith(("am_", "raw_"))})
+    if not modes:
+        print("plot: no am suite results, nothing to plot", file=sys.stderr)
+        return 0
+    os.makedirs(a.dir, exist_ok=True)
+    # latency vs size: one panel per memif mode, same colours in each
+    series = [("am_rtt_median", "amrma AM median", "lw 2 lc rgb '#8e24aa' pt 7"),
+              ("am_rtt_p99", "amrma AM p99", "lw 1 dt 2 lc rgb '#8e24aa' pt 6"),
+              ("am_rtt_median_nocsum", "amrma AM median, no UDP csum",
+               "lw 2 lc rgb '#ef6c00' pt 9"),
+              ("raw_echo_rtt_median", "raw echo median", "lw 2 lc rgb '#2e7d32' pt 5"),
+              ("raw_echo_rtt_p99", "raw echo p99", "lw 1 dt 2 lc rgb '#2e7d32' pt 4")]
+    panels = []
+    for m in modes:
+        plots = []
+        for name, title, style in series:
+            pts = sorted((r["size"], r["value"]) for r in res
+                         if r.get("name") == name and r.get("mode") == m)
+            if not pts:
+                continue
+            dat = os.path.join(a.dir, "%s_%s.dat" % (name, m))
+            with open(dat, "w") as f:
+                for s, v in pts:
+                    f.write("%d %g\n" % (s, v))
+            plots.append("'%s' using 1:2 with linespoints %s title '%s'"
+                         % (dat, style, title))
+        if plots:
+            panels.append("set title 'memif %s mode'\nplot %s\n"
+                          % (m, ", \\\n     ".join(plots)))
+    if panels:
+        png = os.path.join(a.dir, "latency.png")
+        gnuplot("""set terminal pngcairo noenhanced size %d,620 font 'DejaVu Sans,11'
+set output '%s'
+set multiplot layout 1,%d title 'Round trip over net_memif: amrma AM echo vs raw frame echo (median over rounds)'
+set xlabel 'payload bytes (the raw frame is as long as the AM request)'
+set ylabel 'round trip [us]'
+set logscale x 2
+set xrange [6:2048]
+set yrange [0:*]
+set offsets 0, 0, graph 0.25, 0
+set grid
+set key left top
+%sunset multiplot
+""" % (200 + 600 * len(panels), png, len(panels), "".join(panels)))
+        print("plot: %s" % png, file=sys.stderr)
+    # rates: bars in millions per second, one cluster per mode
+    bars = [("am_rate", "amrma AM req/reply pairs, 64 B"),
+            ("am_rate_nocsum", "the same without UDP csum"),
+            ("raw_pps", "testpmd pkts, 64 B frames"),
+            ("raw_pps_am_frame", "testpmd pkts, 146 B frames")]
+    dat = os.path.join(a.dir, "rate.dat")
+    rows = 0
+    with open(dat, "w") as f:
+        for m in modes:
+            vals = []
+            for name, _ in bars:
+                r = find(res, name, 64, m)
+                vals.append("%.4f" % (r["value"] / 1e6) if r else "NaN")
+            f.write("%s %s\n" % (m, " ".join(vals)))
+            rows += 1
+    if rows:
+        png = os.path.join(a.dir, "rate.png")
+        cols = ", \\\n     ".join(
+            "'%s' using %d:xtic(1) title '%s', '' using ($0+%.2f):%d:(sprintf('%%.2f', $%d)) "
+            "with labels offset 0,0.7 notitle"
+            % (dat, i + 2, t, (i - (len(bars) - 1) / 2) / (len(bars) + 1), i + 2, i + 2) for i, (_, t) in enumerate(bars))
+        gnuplot("""set terminal pngcairo noenhanced size 1000,620 font 'DejaVu Sans,11'
+set output '%s'
+set title 'Message and packet rates over net_memif (medians; log scale)'
+set ylabel 'millions per second'
+set logscale y
+set yrange [0.05:*]
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set offsets 0, 0, graph 0.1, 0
+set grid y
+set key below
+set xrange [-0.6:%g]
+plot %s
+""" % (png, rows - 0.4, cols))
+        print("plot: %s" % png, file=sys.stderr)
+    return 0
+
+
+# extras summed over the rounds; every other numeric extra is the median of the rounds
+SUMMED = ("errors", "lost", "retransmits")
+
+
+def cmd_merge(a):
+    groups = {}
+    for r in load(a.rounds):
+        groups.setdefault((r["name"], r.get("size"), r["mode"]), []).append(r)
+    for rows in groups.values():
+        out = dict(rows[0])
+        vals = [r["value"] for r in rows]
+        out["value"] = statistics.median(vals)
+        out["runs"] = vals
+        out["repeat"] = len(vals)
+        out["stat"] = "median of %d rounds (one process pair each, interleaved with " \
+                      "the raw echo)" % len(vals)
+        for k, v in rows[0].items():
+            if k in ("value", "size", "repeat", "runs") or isinstance(v, bool) or \
+                    not isinstance(v, (int, float)):
+                continue
+            xs = [r[k] for r in rows if isinstance(r.get(k), (int, float))]
+            out[k] = sum(xs) if k in SUMMED else statistics.median(xs)
+        line(out)
+    return 0
+
+
+def cmd_check(a):
+    bad = 0
+    names = set()
+    with open(a.results) as f:
+        lines = [x.strip() for x in f if x.strip()]
+    for x in lines:
+        try:
+            r = json.loads(x)
+            for k in ("name", "value", "unit", "mode", "repeat"):
+                if k not in r:
+                    raise ValueError("missing %s" % k)
+            v = float(r["value"])
+            if not math.isfinite(v) or v <= 0:
+                raise ValueError("value %r not positive" % r["value"])
+            names.add(r["name"])
+        except (ValueError, TypeError) as e:
+            print("bad line: %s: %s" % (x, e), file=sys.stderr)
+            bad += 1
+    missing = [n for n in a.expect if n not in names]
+    if missing:
+        print("missing results: %s" % ", ".join(missing), file=sys.stderr)
+    ok = bad == 0 and not missing and lines
+    print("%d JSON lines, %d bad, %d expected names missing" % (len(lines), bad, len(missing)))
+    return 0 if ok else 1
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("testpmd")
+    t.add_argument("log")
+    t.add_argument("--name", required=True)
+    t.add_argument("--size", type=int, required=True)
+    t.add_argument("--frame", type=int, required=True)
+    t.add_argument("--mode", required=True)
+    r = sub.add_parser("ratios")
+    r.add_argument("results")
+    r.add_argument("--mode", required=True)
+    g = sub.add_parser("plot")
+    g.add_argument("results")
+    g.add_argument("dir")
+    m = sub.add_parser("merge")
+    m.add_argument("rounds")
+    c = sub.add_parser("check")
+    c.add_argument("results")
+    c.add_argument("--expect", nargs="*", default=[])
+    a = p.parse_args()
+    return {"testpmd": cmd_testpmd, "ratios": cmd_ratios, "plot": cmd_plot,
+            "merge": cmd_merge, "check": cmd_check}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench-smoke: amrma-perf still runs end to end over net_memif and prints JSON lines that
+# parse, with positive values. Short runs (--quick); the numbers themselves are not judged.
+# Usage: smoke.sh AMRMA_PERF RESULTS_PY
+set -euo pipefail
+perf=$1
+check=$2
+tmp=$(mktemp -d /tmp/amrma-bench-smoke.XXXXXX)
+pid=""	# server
+cpid=""	# client
+cleanup() {
+	local p
+	for p in $cpid $pid; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null || true
+			wait "$p" 2>/dev/null || true
+		fi
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+eal=(--no-huge --no-pci --no-shconf -m 256 --log-level lib.eal:error --log-level pmd.net.memif:error)
+cpu_c=$(( $(nproc) > 1 ? 1 : 0 ))
+backoff=()
+[ "$cpu_c" -eq 0 ] && backoff=(--idle-sleep 20)
+n=0
+
+pair() {	# serve-mode client-args...
+	local smode=$1
+	shift
+	n=$((n + 1))
+	"$perf" -l 0 "${eal[@]}" --file-prefix "amrma_smoke_s${n}_$$" \
+		--vdev "net_memif0,role=server,socket=$tmp/s$n,mac=02:00:00:00:00:01" \
+		-- --mode "$smode" "${backoff[@]+"${backoff[@]}"}" >"$tmp/s$n.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$tmp/s$n.log" && break
+		kill -0 "$pid" 2>/dev/null || { cat "$tmp/s$n.log"; return 1; }
+		sleep 0.1
+	done
+	# --linger + server stopped first: nothing polls while its memif peer disconnects
+	"$perf" -l "$cpu_c" "${eal[@]}" --file-prefix "amrma_smoke_c${n}_$$" \
+		--vdev "net_memif0,role=client,socket=$tmp/s$n,mac=02:00:00:00:00:02" \
+		-- --linger "${backoff[@]+"${backoff[@]}"}" "$@" >>"$tmp/out.jsonl" 2>"$tmp/c$n.log" &
+	cpid=$!
+	while kill -0 "$cpid" 2>/dev/null && ! grep -q '^amrma-perf: done' "$tmp/c$n.log"; do
+		sleep 0.05
+	done
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" || { echo "server ($smode) did not exit cleanly:"; cat "$tmp/s$n.log"; return 1; }
+	pid=""
+	kill -TERM "$cpid" 2>/dev/null || true
+	wait "$cpid" || { echo "amrma-perf $* failed:"; cat "$tmp/c$n.log"; cpid=""; return 1; }
+	cpid=""
+}
+
+pair serve --mode am-lat --quick --sizes 8,1400 --with-raw
+pair serve --mode am-rate --quick
+pair raw-serve --mode raw-echo --quick --sizes 8,1400
+cat "$tmp/out.jsonl"
+python3 "$check" check "$tmp/out.jsonl" --expect am_rtt_median am_rtt_p99 am_rate \
+	raw_echo_rtt_median raw_echo_rtt_p99

@@ -218,6 +218,47 @@ amrma_wire_hdr_len(unsigned int nargs)
 /** Compute and store the UDP checksum of a contiguous frame of len bytes. */
 void amrma_wire_udp_csum_set(void *frame, size_t len);
 
+/**
+ * One's complement sum of len bytes added to sum (not folded, not complemented): 32-bit
+ * words into a 64-bit accumulator, twice as fast as summing 16-bit words.
+ */
+uint64_t amrma_wire_sum(const void *buf, size_t len, uint64_t sum);
+
+/** Fold a 64-bit one's complement accumulator to 16 bits. */
+static inline uint16_t
+amrma_wire_fold(uint64_t sum)
+{
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/**
+ * Headers of one channel direction built once: addresses, ports, contexts, nodes and the
+ * sender's epoch are constant, so a frame costs a copy and a few stores.
+ */
+struct amrma_wire_tmpl {
+	uint8_t hdr[AMRMA_WIRE_HDR_LEN];	/**< total/UDP lengths 0, checksums of that */
+};
+
+/**
+ * Build the template from the constant fields of f (src/dst ctx and node, src_epoch).
+ * @return 0 or -EINVAL.
+ */
+int amrma_wire_tmpl_init(struct amrma_wire_tmpl *t, const struct amrma_wire_addr *a,
+			 const struct amrma_wire_fields *f);
+
+/**
+ * Write the headers and arguments of a frame from a template and the per-frame fields of f
+ * (type, flags, nargs, handler, payload_len, status, seq, ack, sack, token, dst_epoch);
+ * byte-identical to amrma_wire_build_hdr(). UDP checksum left 0.
+ * @return header length.
+ */
+size_t amrma_wire_tmpl_build(void *buf, const struct amrma_wire_tmpl *t,
+			     const struct amrma_wire_fields *f, const uint64_t *args);
+
 /** The amrma header inside a frame that starts with its Ethernet header. */
 static inline struct amrma_wire_hdr *
 amrma_wire_hdr_of(void *frame)

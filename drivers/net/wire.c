@@ -34,6 +34,49 @@ amrma_wire_err_name(enum amrma_wire_err err)
 	return err_names[err];
 }
 
+uint64_t
+amrma_wire_sum(const void *buf, size_t len, uint64_t sum)
+{
+	const uint8_t *p = buf;
+	uint32_t w;
+	uint16_t h;
+
+	/* native-order words: the one's complement sum does not care about byte order as
+	 * long as the result is stored the same way */
+	for (; len >= 16; len -= 16, p += 16) {
+		uint64_t a, b;
+
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		sum += (a & 0xffffffff) + (a >> 32) + (b & 0xffffffff) + (b >> 32);
+	}
+	for (; len >= 4; len -= 4, p += 4) {
+		memcpy(&w, p, 4);
+		sum += w;
+	}
+	if (len >= 2) {
+		memcpy(&h, p, 2);
+		sum += h;
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		sum += *p;	/* the odd last byte is the first byte of a zero-padded word */
+	return sum;
+}
+
+/* UDP checksum over pseudo header, header and payload (contiguous frame). */
+static uint16_t
+udp_sum(const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp)
+{
+	uint16_t ulen = rte_be_to_cpu_16(udp->dgram_len);
+	uint64_t sum = 0;
+
+	sum = amrma_wire_sum(&ip->src_addr, 8, sum);	/* source and destination */
+	sum += rte_cpu_to_be_16(IPPROTO_UDP) + udp->dgram_len;
+	return amrma_wire_fold(amrma_wire_sum(udp, ulen, sum));
+}
+
 /* Checks every layer; the UDP checksum only when with_csum (payload contiguous). */
 static enum amrma_wire_err
 parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
@@ -119,7 +162,8 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 		if (udp->dgram_cksum == 0) {
 			if (rx->require_csum)
 				return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
-		} else if (rte_ipv4_udptcp_cksum_verify(ip, udp) != 0) {
+		} else if (udp_sum(ip, udp) != 0xffff) {
+			/* the sum over everything, checksum included, is all ones */
 			return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
 		}
 	}
@@ -223,8 +267,67 @@ amrma_wire_udp_csum_set(void *frame, size_t len)
 
 	RTE_SET_USED(len);
 	udp->dgram_cksum = 0;
-	cksum = rte_ipv4_udptcp_cksum(ip, udp);
-	udp->dgram_cksum = cksum;
+	cksum = (uint16_t)~udp_sum(ip, udp);
+	/* RFC 768: a computed 0 is sent as all ones (0 means "no checksum") */
+	udp->dgram_cksum = cksum == 0 ? 0xffff : cksum;
+}
+
+int
+amrma_wire_tmpl_init(struct amrma_wire_tmpl *t, const struct amrma_wire_addr *a,
+		     const struct amrma_wire_fields *f)
+{
+	struct amrma_wire_fields c = {
+		.src_ctx = f->src_ctx, .dst_ctx = f->dst_ctx,
+		.src_node = f->src_node, .dst_node = f->dst_node,
+		.src_epoch = f->src_epoch,
+	};
+	struct rte_ipv4_hdr *ip = (void *)(t->hdr + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
+	int ret = amrma_wire_build_hdr(t->hdr, sizeof(t->hdr), a, &c, NULL);
+
+	if (ret < 0)
+		return ret;
+	/* lengths 0 in the template: per frame they are added to the checksum */
+	ip->total_length = 0;
+	udp->dgram_len = 0;
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	return 0;
+}
+
+size_t
+amrma_wire_tmpl_build(void *buf, const struct amrma_wire_tmpl *t,
+		      const struct amrma_wire_fields *f, const uint64_t *args)
+{
+	struct rte_ipv4_hdr *ip = (void *)((uint8_t *)buf + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
+	struct amrma_wire_hdr *h = (void *)(udp + 1);
+	uint16_t am_len = (uint16_t)(sizeof(*h) + 8u * f->nargs + f->payload_len);
+	rte_be16_t tot = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + am_len));
+	unsigned int i;
+
+	memcpy(buf, t->hdr, AMRMA_WIRE_HDR_LEN);
+	ip->total_length = tot;
+	/* RFC 1624: the field went from 0 to tot */
+	ip->hdr_checksum = (uint16_t)~amrma_wire_fold((uint16_t)~ip->hdr_checksum + (uint64_t)tot);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + am_len));
+	h->type = f->type;
+	h->flags = f->flags;
+	h->nargs = f->nargs;
+	h->handler = rte_cpu_to_be_16(f->handler);
+	h->seq = rte_cpu_to_be_32(f->seq);
+	h->ack = rte_cpu_to_be_32(f->ack);
+	h->sack = rte_cpu_to_be_32(f->sack);
+	h->token = rte_cpu_to_be_32(f->token);
+	h->payload_len = rte_cpu_to_be_16(f->payload_len);
+	h->status = rte_cpu_to_be_16((uint16_t)f->status);
+	h->dst_epoch = rte_cpu_to_be_32(f->dst_epoch);
+	for (i = 0; i < f->nargs; i++) {
+		uint64_t be = rte_cpu_to_be_64(args[i]);
+
+		memcpy((uint8_t *)(h + 1) + 8 * i, &be, sizeof(be));
+	}
+	return AMRMA_WIRE_HDR_LEN + 8u * f->nargs;
 }
 
 int

@@ -40,6 +40,9 @@ request_check(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler, unsi
 		ctx->st.rule_violations++;
 		return -EPERM;
 	}
+	/* outside a poll the poll's clock may be old: frames are timed from now */
+	if (!ctx->in_poll)
+		ctx->now = rte_rdtsc();
 	if (nargs > AMRMA_WIRE_MAX_ARGS || handler >= AMRMA_WIRE_MAX_HANDLERS || done == NULL)
 		return -EINVAL;
 	if (len > amrma_am_max_payload(ctx, nargs))
@@ -86,7 +89,7 @@ request_send(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	op->ch = ch;
 	op->state = OP_WAIT;
 	if (ch->ops++ == 0)
-		ch->last_rx = rte_rdtsc();	/* silence is measured from now */
+		ch->last_rx = ctx->now;	/* silence is measured from now */
 	chan_queue(ctx, ch, m);		/* cannot fail: room was checked */
 }
 

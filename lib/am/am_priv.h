@@ -50,6 +50,7 @@ struct channel {
 	uint64_t last_rx;
 	uint32_t peer_epoch;	/* peer's incarnation, 0 until first contact */
 	struct amrma_wire_addr addr;
+	struct amrma_wire_tmpl tmpl;	/* our headers toward this endpoint, built once */
 	uint16_t peer_node;
 	uint8_t peer_ctx;
 	struct txslot slot[CH_SLOTS];
@@ -73,6 +74,8 @@ struct amrma_ctx {
 	struct rte_mempool *pool;
 	uint16_t idx;
 	uint16_t nb_tx;
+	bool in_poll;
+	uint64_t now;			/* TSC at the start of this poll (one rdtsc per poll) */
 	/* handler bookkeeping */
 	uint8_t in_handler;
 	bool replied;

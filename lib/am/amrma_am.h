@@ -107,7 +107,8 @@ struct amrma_node_conf {
 	bool require_csum;		/**< reject frames without UDP checksum */
 	bool tx_csum;			/**< compute UDP checksums on TX (off: 0, for links
 					 *   that cannot corrupt, e.g. memif; needs the peer's
-					 *   require_csum off) */
+					 *   require_csum off). With both off the link is trusted
+					 *   and no checksum (IP or UDP) is verified on RX */
 };
 
 /** Fill conf with defaults (node_id 0, 1 context, window 64, rto 2 ms, 8 retries...). */
@@ -136,6 +137,9 @@ uint16_t amrma_node_nb_ctx(const struct amrma_node *node);
 uint16_t amrma_node_id(const struct amrma_node *node);
 struct amrma_node *amrma_ctx_node(struct amrma_ctx *ctx);
 uint16_t amrma_ctx_index(const struct amrma_ctx *ctx);
+
+/** TSC read at the start of the context's current (or last) poll: layers reuse it. */
+uint64_t amrma_ctx_now(const struct amrma_ctx *ctx);
 
 /** The mempool this context builds frames from (for payload segments a layer fills). */
 struct rte_mempool *amrma_ctx_pool(const struct amrma_ctx *ctx);

@@ -36,15 +36,12 @@ void
 chan_push(struct amrma_ctx *ctx, struct channel *ch)
 {
 	uint16_t window = ctx->node->conf.window;
-	uint64_t now = 0;
 
 	while (ch->snd_sent != ch->snd_nxt && ch->snd_sent - ch->snd_una < window) {
 		struct txslot *s = &ch->slot[ch->snd_sent & (CH_SLOTS - 1)];
 
-		if (now == 0)
-			now = rte_rdtsc();
 		frame_finalize(ctx, ch, s->m, ch->snd_sent);
-		transmit(ctx, ch, s, now);
+		transmit(ctx, ch, s, ctx->now);
 		ch->snd_sent++;
 	}
 }
@@ -115,8 +112,18 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 			rtt_sample(ctx, ch, now - last->sent_tsc);
 	}
 	while (ch->snd_una != ack) {
-		slot_release(&ch->slot[ch->snd_una & (CH_SLOTS - 1)]);
-		ch->snd_una++;
+		struct rte_mbuf *done[64];
+		unsigned int n = 0;
+
+		/* one bulk free per burst of acknowledged frames */
+		for (; ch->snd_una != ack && n < RTE_DIM(done); ch->snd_una++) {
+			struct txslot *s = &ch->slot[ch->snd_una & (CH_SLOTS - 1)];
+
+			if (s->m != NULL)
+				done[n++] = s->m;
+			s->m = NULL;
+		}
+		rte_pktmbuf_free_bulk(done, n);
 		progress = true;
 	}
 	/* the receiver holds frames past a hole: resend the hole once, now (fast

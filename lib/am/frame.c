@@ -25,9 +25,10 @@ frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 		return NULL;
 	}
 	/* sizes were checked by the caller against amrma_am_max_payload() */
-	fe.src_epoch = ctx->node->epoch;
 	fe.dst_epoch = ch->peer_epoch;
-	amrma_wire_build(p, len, &ch->addr, &fe, args, payload, false);
+	p += amrma_wire_tmpl_build(p, &ch->tmpl, &fe, args);
+	if (f->payload_len)
+		memcpy(p, payload, f->payload_len);
 	m->l2_len = sizeof(struct rte_ether_hdr);
 	m->l3_len = sizeof(struct rte_ipv4_hdr);
 	return m;
@@ -50,9 +51,8 @@ frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	fe.src_epoch = ctx->node->epoch;
 	fe.dst_epoch = ch->peer_epoch;
-	amrma_wire_build_hdr(p, hlen, &ch->addr, &fe, args);
+	amrma_wire_tmpl_build(p, &ch->tmpl, &fe, args);
 	m->l2_len = sizeof(struct rte_ether_hdr);
 	m->l3_len = sizeof(struct rte_ipv4_hdr);
 	return m;

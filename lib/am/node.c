@@ -72,6 +72,7 @@ ctx_init(struct amrma_node *node, uint16_t i)
 	ctx->pool = node->pool;
 	ctx->idx = i;
 	ctx->max_ops = c->max_ops;
+	ctx->now = rte_rdtsc();
 	ctx->by_node = rte_zmalloc_socket(NULL, sizeof(*ctx->by_node) * c->max_nodes, 0, socket);
 	ctx->peer_nb_ctx = rte_zmalloc_socket(NULL, c->max_nodes, 0, socket);
 	ctx->ops = rte_zmalloc_socket(NULL, sizeof(*ctx->ops) * c->max_ops, 0, socket);
@@ -91,6 +92,10 @@ ctx_init(struct amrma_node *node, uint16_t i)
 	ctx->rxp.require_csum = c->require_csum;
 	ctx->rxp_nocsum = ctx->rxp;
 	ctx->rxp_nocsum.skip_csum = true;
+	/* a link declared trusted both ways (no checksums sent or required, e.g. memif)
+	 * gains nothing from verifying the IP header checksum either */
+	if (!c->tx_csum && !c->require_csum)
+		ctx->rxp.skip_csum = true;
 	return 0;
 }
 
@@ -240,6 +245,18 @@ ctx_add_peer(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *ma
 		ch->addr.src_ip = node->conf.ip;
 		ch->addr.dst_ip = ip;
 		ch->addr.udp_base = node->conf.udp_base;
+		{
+			struct amrma_wire_fields f = {
+				.src_ctx = (uint8_t)ctx->idx, .dst_ctx = (uint8_t)k,
+				.src_node = node->conf.node_id, .dst_node = id,
+				.src_epoch = node->epoch,
+			};
+
+			if (amrma_wire_tmpl_init(&ch->tmpl, &ch->addr, &f) != 0) {
+				rte_free(arr);
+				return -EINVAL;
+			}
+		}
 		ctx->all[ctx->nb_chan++] = ch;
 	}
 	ctx->by_node[id] = arr;

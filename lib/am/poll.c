@@ -15,12 +15,13 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 {
 	struct rte_mbuf *pkts[RX_BURST];
 	unsigned int n, i, work = ctx->nb_tx;
-	uint64_t now;
+	uint64_t now = rte_rdtsc();
 
+	ctx->now = now;
+	ctx->in_poll = true;
 	/* requests issued since the last poll leave first */
 	ctx_tx_flush(ctx);
 	n = amrma_net_rx(ctx->dev, ctx->idx, pkts, (uint16_t)RTE_MIN(budget, RX_BURST));
-	now = rte_rdtsc();
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
@@ -44,6 +45,7 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 	}
 	work += ctx->nb_tx;
 	ctx_tx_flush(ctx);
+	ctx->in_poll = false;
 	return (int)work;
 }
 
@@ -63,6 +65,12 @@ amrma_ctx_set_hook(struct amrma_ctx *ctx, amrma_ctx_hook_t fn, void *arg)
 {
 	ctx->hook_arg = arg;
 	ctx->hook = fn;
+}
+
+uint64_t
+amrma_ctx_now(const struct amrma_ctx *ctx)
+{
+	return ctx->now;
 }
 
 struct rte_mempool *

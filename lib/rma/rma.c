@@ -335,13 +335,12 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 	struct rma_op *op, *tmp;
 	int work = 0;
 
-	RTE_SET_USED(ctx);
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->active, next, tmp)
 		work += op_issue(rc, op);
 	if (rc->nb_rx_done != 0)
 		work += rndv_finish_rx(rc);
 	{
-		uint64_t now = rte_rdtsc();
+		uint64_t now = amrma_ctx_now(ctx);
 
 		/* rendezvous deadlines: a coarse scan is plenty */
 		if (now >= rc->next_scan) {

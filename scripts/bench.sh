@@ -96,11 +96,15 @@ if [ $quick -eq 1 ]; then
 	lat_opts=(--iters 2000 --warmup 1000)
 	rate_opts=(--count 50000)
 	pmd_secs=3
+	rma_iters=2000
+	rma_bw_sizes=4K,64K,1M,16M
 else
 	rounds=5
 	lat_opts=(--iters 20000 --warmup 2000)
 	rate_opts=(--count 500000)
 	pmd_secs=8
+	rma_iters=8000
+	rma_bw_sizes=4K,64K,256K,1M,4M,16M,64M
 fi
 sizes=8,64,256,1024,1400
 quiet=(--log-level lib.eal:error --log-level pmd.net.memif:error)
@@ -356,8 +360,32 @@ suite_am() {
 	done
 }
 
+# RMA put/get latency (beside the AM round trip of the same processes) and bandwidth, and
+# the raw goodput of the same link at the same frame size (testpmd txonly -> rxonly).
+rma_compare() {	# mode
+	local mode=$1 csum
+	for csum in on off; do
+		log "rma ($mode, checksums $csum): put/get latency 8 B - 4 KiB"
+		perf_pair "$mode" serve --csum "$csum" -- --mode rma-lat --csum "$csum" \
+			--sizes 8,64,256,1024,4096 --iters "$rma_iters" --repeat "$rounds" || return 1
+		log "rma ($mode, checksums $csum): put/get bandwidth 4 KiB - 64 MiB"
+		perf_pair "$mode" serve --csum "$csum" -- --mode rma-bw --csum "$csum" \
+			--sizes "$rma_bw_sizes" --repeat "$rounds" || return 1
+	done
+	log "rma ($mode): raw memif goodput, testpmd txonly -> rxonly, 1514-byte frames"
+	testpmd_rate "$mode" 1514 raw_pps_1514 1472 || return 1
+	python3 scripts/bench/results.py rma-ratios "$results" --mode "$mode" | emit
+}
+
 suite_rma() {
-	log "rma: no RMA put/get benchmark yet (the protocols arrive with issue 3)"
+	local modes=(copy) m
+	case $memif in
+	zero-copy) zc_setup || return 1; modes=(zero-copy) ;;
+	auto|both) zc_setup && modes+=(zero-copy) ;;
+	esac
+	for m in "${modes[@]}"; do
+		rma_compare "$m" || return 1
+	done
 }
 
 suite_dgsp() {

@@ -74,6 +74,10 @@ int app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint6
 /** One round of everything the node needs in the compact layout (AM + RMA progress). */
 void app_poll(struct app *a);
 
+/** Ask dst for the key and length of its region idx (polls until answered). */
+int app_region_info(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t idx,
+		    uint64_t *key, uint64_t *len);
+
 /** RMA engine, configured regions, directory and checksum handlers. */
 int app_rma_setup(struct app *a);
 void app_rma_teardown(struct app *a);

@@ -108,6 +108,20 @@ call(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t h,
 }
 
 int
+app_region_info(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t idx,
+		uint64_t *key, uint64_t *len)
+{
+	struct sync_call c;
+	int ret = call(a, ctx, dst, APP_H_REGION_INFO, &idx, 1, &c);
+
+	if (ret == 0) {
+		*key = c.out[0];
+		*len = c.out[1];
+	}
+	return ret;
+}
+
+int
 app_rma_setup(struct app *a)
 {
 	struct amrma_rma_conf rc;

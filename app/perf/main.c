@@ -73,7 +73,8 @@ perf_emit(const struct perf_opts *o, const char *name, const char *unit, int siz
 	memcpy(sorted, runs, n * sizeof(*runs));
 	perf_summary(sorted, n, &med, &p99);
 	printf("{\"name\":\"%s%s\",\"value\":", name,
-	       strncmp(name, "am_", 3) == 0 && !A.cfg.node.tx_csum ? "_nocsum" : "");
+	       (strncmp(name, "am_", 3) == 0 || strncmp(name, "rma_", 4) == 0) &&
+	       !A.cfg.node.tx_csum ? "_nocsum" : "");
 	print_num(med);
 	printf(",\"unit\":\"%s\"", unit);
 	if (size >= 0)
@@ -162,7 +163,8 @@ serve(const struct perf_opts *o)
 			if (to_am)
 				serve_raw = false;
 		} else {
-			amrma_idle_step(&idle, amrma_ctx_poll(ctx, 32));
+			amrma_idle_step(&idle, amrma_ctx_poll(ctx, 32) +
+					amrma_rma_progress(A.rma));
 		}
 	}
 	return 0;
@@ -452,7 +454,8 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: amrma-perf [EAL options] -- --mode MODE [options]\n"
-		"  --mode M          serve | raw-serve | am-lat | am-rate | raw-echo\n"
+		"  --mode M          serve | raw-serve | am-lat | am-rate | raw-echo | rma-lat |\n"
+		"                    rma-bw (the serving side exposes a 160 MiB region)\n"
 		"  --port NAME       ethdev name or id (default net_memif0)\n"
 		"  --node-id N       0 for the serving side (default), 1 for the client\n"
 		"                    (the client modes default to 1); MAC 02:00:00:00:00:0<N+1>\n"
@@ -491,7 +494,12 @@ parse_sizes(const char *s, struct perf_opts *o)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned long v = strtoul(tok, &end, 10);
 
-		if (*end != '\0' || v > AMRMA_WIRE_MAX_PAYLOAD || o->nb_sizes == PERF_MAX_SIZES)
+		/* K/M suffixes for the RMA sizes; AM modes skip what exceeds a frame */
+		if (*end == 'K' || *end == 'k')
+			v <<= 10, end++;
+		else if (*end == 'M' || *end == 'm')
+			v <<= 20, end++;
+		if (*end != '\0' || v > (1ul << 30) || o->nb_sizes == PERF_MAX_SIZES)
 			return -EINVAL;
 		o->sizes[o->nb_sizes++] = (uint32_t)v;
 	}
@@ -504,7 +512,7 @@ parse_mode(const char *s, enum perf_mode *m)
 	static const char *names[] = {
 		[PERF_SERVE] = "serve", [PERF_RAW_SERVE] = "raw-serve",
 		[PERF_AM_LAT] = "am-lat", [PERF_AM_RATE] = "am-rate",
-		[PERF_RAW_ECHO] = "raw-echo",
+		[PERF_RAW_ECHO] = "raw-echo", [PERF_RMA_LAT] = "rma-lat", [PERF_RMA_BW] = "rma-bw",
 	};
 	unsigned int i;
 
@@ -720,6 +728,15 @@ main(int argc, char **argv)
 
 		p->mac = m;
 	}
+	if (o.mode == PERF_SERVE) {
+		/* a region for the RMA modes: two operations of up to 64 MiB side by side */
+		struct app_region *r = &A.cfg.region[A.cfg.nb_region++];
+
+		snprintf(r->name, sizeof(r->name), "bench");
+		r->size = UINT64_C(160) << 20;
+		r->perm = AMRMA_REGION_READ | AMRMA_REGION_WRITE;
+		A.cfg.node.nb_mbufs = RTE_MAX(A.cfg.node.nb_mbufs, 16383u);
+	}
 	app_signals();
 	if (app_setup(&A) != 0)
 		return 1;
@@ -746,6 +763,12 @@ main(int argc, char **argv)
 		break;
 	case PERF_RAW_ECHO:
 		ret = perf_raw_echo(&A, &o);
+		break;
+	case PERF_RMA_LAT:
+		ret = perf_rma_lat(&A, &o);
+		break;
+	case PERF_RMA_BW:
+		ret = perf_rma_bw(&A, &o);
 		break;
 	}
 	if (o.linger && o.mode != PERF_SERVE && o.mode != PERF_RAW_SERVE) {

@@ -16,6 +16,8 @@ enum perf_mode {
 	PERF_AM_LAT,		/* AM round trip, one request in flight */
 	PERF_AM_RATE,		/* AM request/reply pairs per second, window in flight */
 	PERF_RAW_ECHO,		/* raw UDP round trip against a raw-serve peer */
+	PERF_RMA_LAT,		/* RMA put/get latency beside the AM round trip */
+	PERF_RMA_BW,		/* RMA put/get bandwidth */
 };
 
 struct perf_opts {
@@ -55,6 +57,8 @@ perf_am_frame_len(uint32_t len)
 #define PERF_RAW_SWITCH_PORT 9001
 
 int perf_raw_serve(struct app *a, const struct perf_opts *o);
+int perf_rma_lat(struct app *a, const struct perf_opts *o);
+int perf_rma_bw(struct app *a, const struct perf_opts *o);
 int perf_raw_echo(struct app *a, const struct perf_opts *o);
 
 /** Serving side: one burst of raw echo; sets *to_am when the switch frame passed. */

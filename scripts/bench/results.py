@@ -20,6 +20,10 @@ import sys
 # small-AM rate at least 40 % of the raw packet rate.
 RTT_TARGET = 1.5
 RATE_TARGET = 0.4
+# issue 3: put/get bandwidth at 1 MiB and above at least 80 % of raw memif goodput for the
+# same frame size; 8-byte put latency within 1.5x of the AM round trip.
+BW_TARGET = 0.8
+LAT_TARGET = 1.5
 
 
 def load(path):
@@ -99,6 +103,47 @@ def cmd_ratios(a):
                     obj["target"] = ">= %.2f" % RATE_TARGET
                     obj["met"] = v >= RATE_TARGET
                 line(obj)
+    return 0
+
+
+def cmd_rma_ratios(a):
+    res = load(a.results)
+    m = a.mode
+    with open("/proc/loadavg") as f:
+        load1 = float(f.read().split()[0])
+    # raw goodput: UDP payload bytes per second of full-size frames over the same link
+    pps = find(res, "raw_pps_1514", 1472, m)
+    goodput = pps["value"] * 1472 / 1e6 if pps and pps["value"] > 0 else 0
+    if goodput:
+        line({"name": "raw_goodput", "value": round(goodput, 1), "unit": "MB/s", "size": 1472,
+              "frame": 1514, "mode": m, "repeat": pps.get("repeat"),
+              "stat": "raw_pps_1514 x 1472 B UDP payload"})
+    # headline with checksums (as on any link), then without (memif cannot corrupt frames)
+    for sfx in ("", "_nocsum"):
+        sizes = sorted({r["size"] for r in res
+                        if r.get("name") == "rma_put_bw" + sfx and r.get("mode") == m})
+        for sz in sizes if goodput else []:
+            if sz < 65536:
+                continue
+            for op in ("put", "get"):
+                bw = find(res, "rma_%s_bw%s" % (op, sfx), sz, m)
+                if bw:
+                    v = bw["value"] / goodput
+                    obj = {"name": "%s_bw%s_vs_raw" % (op, sfx), "value": round(v, 3),
+                           "unit": "x", "size": sz, "mode": m, "stat": "ratio of medians",
+                           "load1": load1}
+                    if sz >= (1 << 20):
+                        obj.update(target=">= %.1f" % BW_TARGET, met=v >= BW_TARGET)
+                    line(obj)
+        for op in ("put", "get"):
+            lat = find(res, "rma_%s_lat%s" % (op, sfx), 8, m)
+            am = find(res, "rma_am_rtt" + sfx, 8, m)
+            if lat and am and am["value"] > 0:
+                v = lat["value"] / am["value"]
+                line({"name": "%s_lat%s_vs_am_rtt" % (op, sfx), "value": round(v, 3),
+                      "unit": "x", "size": 8, "mode": m,
+                      "stat": "ratio of medians (same processes)",
+                      "target": "<= %.1f" % LAT_TARGET, "met": v <= LAT_TARGET, "load1": load1})
     return 0
 
 
@@ -263,12 +308,15 @@ def main():
     g.add_argument("dir")
     m = sub.add_parser("merge")
     m.add_argument("rounds")
+    q = sub.add_parser("rma-ratios")
+    q.add_argument("results")
+    q.add_argument("--mode", required=True)
     c = sub.add_parser("check")
     c.add_argument("results")
     c.add_argument("--expect", nargs="*", default=[])
     a = p.parse_args()
     return {"testpmd": cmd_testpmd, "ratios": cmd_ratios, "plot": cmd_plot,
-            "merge": cmd_merge, "check": cmd_check}[a.cmd](a)
+            "merge": cmd_merge, "check": cmd_check, "rma-ratios": cmd_rma_ratios}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -456,6 +456,7 @@ usage(void)
 		"usage: amrma-perf [EAL options] -- --mode MODE [options]\n"
 		"  --mode M          serve | raw-serve | am-lat | am-rate | raw-echo | rma-lat |\n"
 		"                    rma-bw (the serving side exposes a 160 MiB region)\n"
+		"  --proto P         rma modes: auto | short | pipelined | rendezvous\n"
 		"  --port NAME       ethdev name or id (default net_memif0)\n"
 		"  --node-id N       0 for the serving side (default), 1 for the client\n"
 		"                    (the client modes default to 1); MAC 02:00:00:00:00:0<N+1>\n"
@@ -530,6 +531,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 {
 	static const struct option opts[] = {
 		{ "mode", required_argument, NULL, 'm' },
+		{ "proto", required_argument, NULL, 'Q' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "node-id", required_argument, NULL, 'n' },
 		{ "peer-mac", required_argument, NULL, 'M' },
@@ -557,6 +559,11 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'Q':
+			o->rma_flags = strcmp(optarg, "short") == 0 ? AMRMA_RMA_F_SHORT :
+				strcmp(optarg, "pipelined") == 0 ? AMRMA_RMA_F_PIPELINED :
+				strcmp(optarg, "rendezvous") == 0 ? AMRMA_RMA_F_RENDEZVOUS : 0;
+			break;
 		case 'm':
 			if (parse_mode(optarg, &o->mode) != 0)
 				goto bad;

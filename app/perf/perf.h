@@ -33,6 +33,7 @@ struct perf_opts {
 	double duration_s;		/* serve: stop after this long; 0 = at SIGTERM */
 	bool linger;			/* client: after the results, idle until SIGTERM */
 	bool with_raw;			/* am-lat: raw echo run after each AM run */
+	uint32_t rma_flags;		/* rma modes: forced protocol (0: by size) */
 	char memif_mode[16];		/* "copy" / "zero-copy"; detected from devargs */
 };
 

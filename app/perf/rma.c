@@ -24,6 +24,8 @@ wait_req(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
 	return ret == 1 ? status : -EINTR;
 }
 
+static uint32_t rma_flags;
+
 static int
 one_op(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, bool put, uint64_t key,
        uint64_t off, uint8_t *buf, uint64_t len)
@@ -32,8 +34,8 @@ one_op(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, bool put, uint
 	int ret;
 
 	do {
-		ret = put ? amrma_rma_put(ctx, dst, key, off, buf, len, 0, NULL, NULL, &req) :
-			    amrma_rma_get(ctx, dst, key, off, buf, len, 0, NULL, NULL, &req);
+		ret = put ? amrma_rma_put(ctx, dst, key, off, buf, len, rma_flags, NULL, NULL, &req) :
+			    amrma_rma_get(ctx, dst, key, off, buf, len, rma_flags, NULL, NULL, &req);
 		if (ret == -EAGAIN)
 			app_poll(a);
 	} while (ret == -EAGAIN && !app_stop);
@@ -85,6 +87,7 @@ perf_rma_lat(struct app *a, const struct perf_opts *o)
 
 	if (t == NULL || buf == NULL)
 		return -ENOMEM;
+	rma_flags = o->rma_flags;
 	ret = app_region_info(a, ctx, dst, 0, &key, &rlen);
 	if (ret != 0) {
 		fprintf(stderr, "rma-lat: no region at the peer (%s)\n", strerror(-ret));
@@ -170,6 +173,7 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 	}
 	for (s = 0; s < o->nb_sizes; s++)
 		max = RTE_MAX(max, (uint64_t)o->sizes[s]);
+	rma_flags = o->rma_flags;
 	buf = rte_malloc(NULL, 2 * max, 4096);
 	if (buf == NULL)
 		return -ENOMEM;
@@ -193,10 +197,10 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 						uint64_t off = (issued & 1) * len;
 
 						ret = k == 0 ?
-							amrma_rma_put(ctx, dst, key, off, p, len, 0,
-								      bw_done, &b, NULL) :
-							amrma_rma_get(ctx, dst, key, off, p, len, 0,
-								      bw_done, &b, NULL);
+							amrma_rma_put(ctx, dst, key, off, p, len,
+								      rma_flags, bw_done, &b, NULL) :
+							amrma_rma_get(ctx, dst, key, off, p, len,
+								      rma_flags, bw_done, &b, NULL);
 						if (ret == -EAGAIN)
 							break;
 						if (ret != 0)
@@ -219,8 +223,11 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 		if (!app_stop) {
 			char extra[128];
 
-			snprintf(extra, sizeof(extra), "\"chunk\":%u,\"frame\":%u",
-				 amrma_am_max_payload(ctx, 4), a->cfg.mtu + 14);
+			snprintf(extra, sizeof(extra), "\"chunk\":%u,\"frame\":%u,\"proto\":\"%s\"",
+				 amrma_am_max_payload(ctx, 4), a->cfg.mtu + 14,
+				 rma_flags == AMRMA_RMA_F_PIPELINED ? "pipelined" :
+				 rma_flags == AMRMA_RMA_F_RENDEZVOUS ? "rendezvous" :
+				 rma_flags == AMRMA_RMA_F_SHORT ? "short" : "auto");
 			perf_emit(o, "rma_put_bw", "MB/s", (int)len, mbps[0], r, extra);
 			perf_emit(o, "rma_get_bw", "MB/s", (int)len, mbps[1], r, extra);
 		}

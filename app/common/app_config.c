@@ -339,6 +339,13 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 	GET(c, &e, "rma", "rndv_threshold", 0, UINT64_MAX, cfg->rndv_threshold);
 	GET(c, &e, "rma", "pipeline_depth", 1, 4096, cfg->pipeline_depth);
 	GET(c, &e, "rma", "zero_copy", 0, 1, cfg->zero_copy);
+	GET(c, &e, "rma", "progress_ctx", 0, AMRMA_WIRE_MAX_CTX - 1, cfg->progress_ctx);
+	if (cfg->progress_ctx >= cfg->node.nb_ctx) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%u", cfg->progress_ctx);
+		CHECK(bad(&e, "rma", "progress_ctx", v, "not one of this node's contexts"));
+	}
 	v = rte_cfgfile_get_entry(c, "workload", "sizes");
 	if (v != NULL && parse_sizes(v, cfg) != 0)
 		CHECK(bad(&e, "workload", "sizes", v, "expected a list of sizes (K/M suffixes)"));

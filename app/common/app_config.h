@@ -54,6 +54,7 @@ struct app_config {
 	uint64_t rndv_threshold;
 	uint32_t pipeline_depth;
 	bool zero_copy;
+	uint32_t progress_ctx;		/* the lcore polling it also runs the progress engine */
 	/* [workload] */
 	uint64_t sizes[APP_MAX_SIZES];	/* rma: operation sizes */
 	unsigned int nb_sizes;

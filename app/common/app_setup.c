@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <numa.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_errno.h>
@@ -76,6 +78,10 @@ app_setup(struct app *a)
 	socket = rte_eth_dev_socket_id(a->port_id);
 	if (socket < 0)
 		socket = (int)rte_socket_id();
+	/* DPDK memory goes on the port's node explicitly; malloc'd buffers (workloads,
+	 * telemetry) follow through libnuma's preferred node */
+	if (numa_available() >= 0 && socket <= numa_max_node())
+		numa_set_preferred(socket);
 	snprintf(name, sizeof(name), "amrma_app_%u", c->node.node_id);
 	a->pool = rte_pktmbuf_pool_create(name, c->node.nb_mbufs, 256, 0,
 					  (uint16_t)RTE_MAX(RTE_MBUF_DEFAULT_BUF_SIZE,

@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include <rte_cycles.h>
+#include <rte_service.h>
+#include <rte_service_component.h>
 
 #include "amrma_rma.h"
 #include "harness.h"
@@ -484,6 +486,37 @@ test_rendezvous_timeout(void **state)
 	h_destroy(&h2);
 }
 
+/* The progress engine as an rte_service: rendezvous served only through the service. */
+static void
+test_progress_service(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	amrma_rma_req_t req;
+	uint32_t sid[NODES];
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	int status = 0, ret;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < NODES; i++) {
+		assert_int_equal(amrma_rma_service_register(R[i], &sid[i]), 0);
+		assert_int_equal(rte_service_runstate_set(sid[i], 1), 0);
+	}
+	fill(src, 300000, 31);
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 77, src,
+		300000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
+	while ((ret = amrma_rma_test(ctx, req, &status)) == 0 && rte_get_tsc_cycles() < end) {
+		h_step(&H);	/* AM only: progress comes from the services */
+		for (i = 0; i < NODES; i++)
+			assert_int_equal(rte_service_run_iter_on_app_lcore(sid[i], 1), 0);
+	}
+	assert_int_equal(ret, 1);
+	assert_int_equal(status, 0);
+	assert_memory_equal(target + 77, src, 300000);
+	for (i = 0; i < NODES; i++)	/* amrma_rma_destroy() unregisters them */
+		rte_service_runstate_set(sid[i], 0);
+}
+
 /* Zero copy: pipelined puts attach the source; LOCAL is reported, then DONE. */
 struct evlog {
 	int seq[8];
@@ -539,6 +572,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_all_protocols),
 		cmocka_unit_test(test_zero_copy_and_events),
+		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),
 		cmocka_unit_test(test_deregister_in_flight),

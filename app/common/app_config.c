@@ -89,11 +89,12 @@ get_u64(struct rte_cfgfile *c, struct ctx_err *e, const char *s, const char *k,
 	return 0;
 }
 
+/* on error: to the cleanup at `out` with ret set (the file and the names get freed) */
 #define GET(c, e, s, k, min, max, dst) do {					\
 	uint64_t v_ = (dst);							\
-	int r_ = get_u64(c, e, s, k, min, max, &v_);				\
-	if (r_ != 0)								\
-		return r_;							\
+	ret = get_u64(c, e, s, k, min, max, &v_);				\
+	if (ret != 0)								\
+		goto out;							\
 	(dst) = (__typeof__(dst))v_;						\
 } while (0)
 

@@ -272,6 +272,7 @@ test_parse_hdr(void **state)
 static void
 test_template_and_checksum(void **state)
 {
+	const uint64_t eight[AMRMA_WIRE_MAX_ARGS] = { 1, 2, 3, UINT64_MAX, 5, 6, 7, 8 };
 	struct amrma_wire_fields f;
 	struct amrma_wire_tmpl t;
 	uint8_t a[2048], b[2048];
@@ -287,8 +288,8 @@ test_template_and_checksum(void **state)
 			f.payload_len = (uint16_t)len;
 			f.seq = (uint32_t)(len * 31 + n);
 			f.token = ~f.seq;
-			assert_int_equal(amrma_wire_build_hdr(a, sizeof(a), &addr, &f, args), (int)
-					 amrma_wire_tmpl_build(b, &t, &f, args));
+			assert_int_equal(amrma_wire_build_hdr(a, sizeof(a), &addr, &f, eight), (int)
+					 amrma_wire_tmpl_build(b, &t, &f, eight));
 			assert_memory_equal(a, b, amrma_wire_hdr_len(n));
 		}
 	/* checksums: ours against DPDK's reference over random frames of every length */

@@ -44,6 +44,12 @@ struct app_rma_result {
 
 extern volatile sig_atomic_t app_stop;
 
+/**
+ * Remove this process's EAL runtime directory (/var/run/dpdk/<file-prefix>) at exit: EAL
+ * leaves it behind even with --no-shconf. Call right after rte_eal_init().
+ */
+void app_runtime_dir_cleanup_at_exit(void);
+
 /** Install SIGINT/SIGTERM handlers that set app_stop. */
 void app_signals(void);
 

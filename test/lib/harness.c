@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +19,35 @@
 #include "harness.h"
 
 static bool eal_done;
+static char runtime_dir[PATH_MAX];
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+runtime_dir_remove(void)
+{
+	rte_eal_cleanup();
+	nftw(runtime_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* EAL leaves /var/run/dpdk/<prefix> behind even with --no-shconf: a test removes its own */
+static void
+h_runtime_dir_cleanup(void)
+{
+	const char *d = rte_eal_get_runtime_dir();
+
+	if (d != NULL && strstr(d, "/dpdk/") != NULL) {
+		snprintf(runtime_dir, sizeof(runtime_dir), "%s", d);
+		atexit(runtime_dir_remove);
+	}
+}
 static unsigned int h_seq;
 
 void
@@ -42,6 +74,7 @@ h_eal_init_vdev(const char *prefix, const char *vdev)
 		exit(1);
 	}
 	eal_done = true;
+	h_runtime_dir_cleanup();
 }
 
 void

@@ -2,6 +2,9 @@
 /* Region table and access keys. Needs EAL (rte_hash, rte_malloc); no hugepages. */
 
 #include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -629,10 +632,25 @@ eal_setup(void **state)
 }
 
 static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
 eal_teardown(void **state)
 {
+	char dir[PATH_MAX];
+
 	(void)state;
+	/* EAL leaves its runtime directory behind even with --no-shconf */
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	if (strstr(dir, "/dpdk/amrma_test_rma_region_") != NULL)
+		nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }
 

@@ -151,13 +151,58 @@ def gnuplot(script):
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
+def plot_bandwidth(res, outdir):
+    """RMA put/get bandwidth vs size beside the raw link's goodput, one panel per mode."""
+    modes = sorted({r["mode"] for r in res if r.get("name", "").startswith("rma_")})
+    panels = []
+    for m in modes:
+        plots = []
+        for name, title, style in (
+                ("rma_put_bw", "RMA put", "lw 2 lc rgb '#8e24aa' pt 7"),
+                ("rma_get_bw", "RMA get", "lw 2 lc rgb '#1565c0' pt 5"),
+                ("rma_put_bw_nocsum", "RMA put, no UDP csum", "lw 1 dt 2 lc rgb '#8e24aa' pt 6"),
+                ("rma_get_bw_nocsum", "RMA get, no UDP csum", "lw 1 dt 2 lc rgb '#1565c0' pt 4")):
+            pts = sorted((r["size"], r["value"]) for r in res
+                         if r.get("name") == name and r.get("mode") == m)
+            if not pts:
+                continue
+            dat = os.path.join(outdir, "%s_%s.dat" % (name, m))
+            with open(dat, "w") as f:
+                for sz, v in pts:
+                    f.write("%d %g\n" % (sz, v))
+            plots.append("'%s' using 1:2 with linespoints %s title '%s'" % (dat, style, title))
+        pps = find(res, "raw_pps_1514", 1472, m)
+        if pps:
+            plots.append("%g with lines lw 2 lc rgb '#2e7d32' title 'raw memif goodput "
+                         "(testpmd, 1514 B frames)'" % (pps["value"] * 1472 / 1e6))
+        if plots:
+            panels.append("set title 'memif %s mode'\nplot %s\n" % (m, ", \\\n     ".join(plots)))
+    if not panels:
+        return
+    png = os.path.join(outdir, "bandwidth.png")
+    gnuplot("""set terminal pngcairo noenhanced size %d,620 font 'DejaVu Sans,11'
+set output '%s'
+set multiplot layout 1,%d title 'RMA bandwidth over net_memif beside the raw link (medians)'
+set xlabel 'operation size [bytes]'
+set ylabel 'MB/s'
+set logscale x 2
+set format x '%.0b%B'
+set logscale y
+set grid
+set key left top
+%sunset multiplot
+""" % (200 + 600 * len(panels), png, len(panels), "".join(panels)))
+    print("plot: %s" % png, file=sys.stderr)
+
+
 def cmd_plot(a):
     res = load(a.results)
+    os.makedirs(a.dir, exist_ok=True)
+    plot_bandwidth(res, a.dir)
     modes = sorted({r["mode"] for r in res if r.get("name", "").startswith(("am_", "raw_"))})
     if not modes:
-        print("plot: no am suite results, nothing to plot", file=sys.stderr)
+        print("plot: no am suite results, nothing more to plot", file=sys.stderr)
         return 0
-    os.makedirs(a.dir, exist_ok=True)
     # latency vs size: one panel per memif mode, same colours in each
     series = [("am_rtt_median", "amrma AM median", "lw 2 lc rgb '#8e24aa' pt 7"),
               ("am_rtt_p99", "amrma AM p99", "lw 1 dt 2 lc rgb '#8e24aa' pt 6"),

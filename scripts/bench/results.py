@@ -186,7 +186,7 @@ set multiplot layout 1,%d title 'RMA bandwidth over net_memif beside the raw lin
 set xlabel 'operation size [bytes]'
 set ylabel 'MB/s'
 set logscale x 2
-set format x '%.0b%B'
+set format x '%%.0b%%B'
 set logscale y
 set grid
 set key left top

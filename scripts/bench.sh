@@ -73,6 +73,8 @@ cleanup() {
 		echo "$huge_prev" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
 	fi
 	rm -rf "$tmp"
+	# EAL (testpmd included) leaves /var/run/dpdk/<file-prefix> behind: remove ours
+	rm -rf /var/run/dpdk/amrma_bench_*_$$ 2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -6,10 +6,13 @@
 
 #include <rte_dmadev.h>
 #include <rte_eal.h>
+#include <rte_log.h>
 #include <rte_memory.h>
 #include <rte_pause.h>
 
 #include "amrma_dma.h"
+
+RTE_LOG_REGISTER(amrma_dma_logtype, lib.amrma.dma, NOTICE);
 
 static int
 cpu_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
@@ -127,6 +130,9 @@ amrma_copy_dmadev_init(struct amrma_copy_engine *e, int16_t dev_id, uint16_t nb_
 	e->dev_id = dev_id;
 	e->vchan = 0;
 	e->min_offload = min_offload;
+	rte_log(RTE_LOG_INFO, amrma_dma_logtype,
+		"amrma_dma: copies of %u bytes and more offloaded to dmadev %d (%s)\n",
+		min_offload, dev_id, info.dev_name ? info.dev_name : "?");
 	return 0;
 }
 

@@ -5,8 +5,13 @@
 
 #include <rte_ethdev.h>
 #include <rte_flow.h>
+#include <rte_log.h>
 
 #include "amrma_net.h"
+
+RTE_LOG_REGISTER(amrma_net_logtype, lib.amrma.net, NOTICE);
+#define NET_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, amrma_net_logtype, "amrma_net: " fmt "\n", ##__VA_ARGS__)
 
 static uint16_t
 ethdev_rx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
@@ -158,9 +163,14 @@ amrma_net_steer(struct amrma_net_dev *dev, uint16_t udp_base)
 		if (rte_flow_validate(dev->port_id, &attr, pattern, actions, &err) != 0 ||
 		    rte_flow_create(dev->port_id, &attr, pattern, actions, &err) == NULL) {
 			rte_flow_flush(dev->port_id, &err);
+			NET_LOG(INFO, "port %u: no rte_flow UDP steering (%s): contexts "
+				"redistribute in software", dev->port_id,
+				err.message ? err.message : "unsupported");
 			return 0;
 		}
 	}
 	dev->hw_steering = true;
+	NET_LOG(INFO, "port %u: UDP ports %u-%u steered to queues 0-%u by rte_flow",
+		dev->port_id, udp_base, udp_base + dev->nb_queues - 1, dev->nb_queues - 1);
 	return 1;
 }

@@ -194,6 +194,31 @@ amrma_wire_parse_hdr(const void *buf, size_t len, size_t frame_len,
 	return parse(buf, len, frame_len, false, rx, view);
 }
 
+/* The amrma header fields that change from frame to frame, and the arguments. */
+static void
+put_frame_fields(struct amrma_wire_hdr *h, const struct amrma_wire_fields *f,
+		 const uint64_t *args)
+{
+	unsigned int i;
+
+	h->type = f->type;
+	h->flags = f->flags;
+	h->nargs = f->nargs;
+	h->handler = rte_cpu_to_be_16(f->handler);
+	h->seq = rte_cpu_to_be_32(f->seq);
+	h->ack = rte_cpu_to_be_32(f->ack);
+	h->sack = rte_cpu_to_be_32(f->sack);
+	h->token = rte_cpu_to_be_32(f->token);
+	h->payload_len = rte_cpu_to_be_16(f->payload_len);
+	h->status = rte_cpu_to_be_16((uint16_t)f->status);
+	h->dst_epoch = rte_cpu_to_be_32(f->dst_epoch);
+	for (i = 0; i < f->nargs; i++) {
+		uint64_t be = rte_cpu_to_be_64(args[i]);
+
+		memcpy((uint8_t *)(h + 1) + 8 * i, &be, sizeof(be));
+	}
+}
+
 int
 amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
 		     const struct amrma_wire_fields *f, const uint64_t *args)
@@ -204,7 +229,6 @@ amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
 	struct amrma_wire_hdr *h = (void *)(udp + 1);
 	size_t hlen = amrma_wire_hdr_len(f->nargs);
 	size_t am_len = sizeof(*h) + 8u * f->nargs + f->payload_len;
-	unsigned int i;
 
 	if (f->nargs > AMRMA_WIRE_MAX_ARGS || f->payload_len > AMRMA_WIRE_MAX_PAYLOAD ||
 	    f->dst_ctx >= AMRMA_WIRE_MAX_CTX || f->src_ctx >= AMRMA_WIRE_MAX_CTX)
@@ -234,27 +258,12 @@ amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
 	udp->dgram_cksum = 0;
 
 	h->version = AMRMA_WIRE_VERSION;
-	h->type = f->type;
-	h->flags = f->flags;
-	h->nargs = f->nargs;
-	h->handler = rte_cpu_to_be_16(f->handler);
 	h->src_ctx = f->src_ctx;
 	h->dst_ctx = f->dst_ctx;
 	h->src_node = rte_cpu_to_be_16(f->src_node);
 	h->dst_node = rte_cpu_to_be_16(f->dst_node);
-	h->seq = rte_cpu_to_be_32(f->seq);
-	h->ack = rte_cpu_to_be_32(f->ack);
-	h->sack = rte_cpu_to_be_32(f->sack);
-	h->token = rte_cpu_to_be_32(f->token);
-	h->payload_len = rte_cpu_to_be_16(f->payload_len);
-	h->status = rte_cpu_to_be_16((uint16_t)f->status);
 	h->src_epoch = rte_cpu_to_be_32(f->src_epoch);
-	h->dst_epoch = rte_cpu_to_be_32(f->dst_epoch);
-	for (i = 0; i < f->nargs; i++) {
-		uint64_t be = rte_cpu_to_be_64(args[i]);
-
-		memcpy((uint8_t *)(h + 1) + 8 * i, &be, sizeof(be));
-	}
+	put_frame_fields(h, f, args);
 	return (int)hlen;
 }
 
@@ -304,29 +313,13 @@ amrma_wire_tmpl_build(void *buf, const struct amrma_wire_tmpl *t,
 	struct amrma_wire_hdr *h = (void *)(udp + 1);
 	uint16_t am_len = (uint16_t)(sizeof(*h) + 8u * f->nargs + f->payload_len);
 	rte_be16_t tot = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + am_len));
-	unsigned int i;
 
 	memcpy(buf, t->hdr, AMRMA_WIRE_HDR_LEN);
 	ip->total_length = tot;
 	/* RFC 1624: the field went from 0 to tot */
 	ip->hdr_checksum = (uint16_t)~amrma_wire_fold((uint16_t)~ip->hdr_checksum + (uint64_t)tot);
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + am_len));
-	h->type = f->type;
-	h->flags = f->flags;
-	h->nargs = f->nargs;
-	h->handler = rte_cpu_to_be_16(f->handler);
-	h->seq = rte_cpu_to_be_32(f->seq);
-	h->ack = rte_cpu_to_be_32(f->ack);
-	h->sack = rte_cpu_to_be_32(f->sack);
-	h->token = rte_cpu_to_be_32(f->token);
-	h->payload_len = rte_cpu_to_be_16(f->payload_len);
-	h->status = rte_cpu_to_be_16((uint16_t)f->status);
-	h->dst_epoch = rte_cpu_to_be_32(f->dst_epoch);
-	for (i = 0; i < f->nargs; i++) {
-		uint64_t be = rte_cpu_to_be_64(args[i]);
-
-		memcpy((uint8_t *)(h + 1) + 8 * i, &be, sizeof(be));
-	}
+	put_frame_fields(h, f, args);
 	return AMRMA_WIRE_HDR_LEN + 8u * f->nargs;
 }
 

@@ -313,20 +313,9 @@ start_dt(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	if (n < 0 || (size_t)n > amrma_am_max_payload(ctx, 5))
 		return -EMSGSIZE;
 	amrma_dgsp_serialize(remote_type, prog, sizeof(prog));
-	op = op_alloc(rc);
+	op = op_new(rc, kind, flags, dst, key, offset, NULL, total, cb, arg, req != NULL, &ret);
 	if (op == NULL)
-		return -EAGAIN;
-	op->kind = kind;
-	op->flags = flags;
-	op->dst = dst;
-	op->key = key;
-	op->offset = offset;
-	op->len = total;
-	op->chunk = amrma_am_max_payload(ctx, 4);
-	op->nchunks = total == 0 ? 1 : (uint32_t)((total + op->chunk - 1) / op->chunk);
-	op->cb = cb;
-	op->arg = arg;
-	op->user_holds = req != NULL;
+		return ret;
 	op->dgsm = rte_malloc(NULL, sizeof(*op->dgsm), 0);
 	if (op->dgsm == NULL ||
 	    amrma_dgsm_init(op->dgsm, local_type, local, local_count) != 0) {
@@ -342,13 +331,6 @@ start_dt(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	args[4] = total;
 	op->state = OP_WAIT_CTS;
 	rc->st.dt_ops++;
-	if (kind == OP_PUT_DT) {
-		rc->st.puts++;
-		rc->st.put_bytes += total;
-	} else {
-		rc->st.gets++;
-		rc->st.get_bytes += total;
-	}
 	ret = amrma_am_request(ctx, dst, AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n,
 			       setup_done, (void *)(uintptr_t)op_handle(rc, op));
 	if (ret != 0) {

@@ -78,6 +78,48 @@ op_alloc(struct rma_ctx *rc)
 	return op;
 }
 
+static void op_release(struct rma_ctx *rc, struct rma_op *op);
+
+struct rma_op *
+op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct amrma_ep dst, uint64_t key,
+       uint64_t offset, uint8_t *buf, uint64_t len, amrma_rma_cb_t cb, void *arg,
+       bool user_holds, int *err)
+{
+	/* a chunk carries 4 arguments (put, tagged data) or none (get reply) */
+	uint32_t max = amrma_am_max_payload(rc->ctx, 4);
+	struct rma_op *op = op_alloc(rc);
+
+	if (op == NULL) {
+		*err = -EAGAIN;
+		return NULL;
+	}
+	op->kind = kind;
+	op->flags = flags;
+	op->dst = dst;
+	op->key = key;
+	op->offset = offset;
+	op->buf = buf;
+	op->len = len;
+	op->chunk = max;
+	op->nchunks = len == 0 ? 1 : (uint32_t)((len + max - 1) / max);
+	if ((uint64_t)op->nchunks * max < len) {	/* more than 2^32 packets */
+		op_release(rc, op);
+		*err = -EINVAL;
+		return NULL;
+	}
+	op->cb = cb;
+	op->arg = arg;
+	op->user_holds = user_holds;
+	if (kind == OP_PUT || kind == OP_PUT_DT) {
+		rc->st.puts++;
+		rc->st.put_bytes += len;
+	} else if (kind == OP_GET || kind == OP_GET_DT) {
+		rc->st.gets++;
+		rc->st.get_bytes += len;
+	}
+	return op;
+}
+
 static void
 op_release(struct rma_ctx *rc, struct rma_op *op)
 {
@@ -383,37 +425,14 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 			AMRMA_RMA_F_SHORT : AMRMA_RMA_F_PIPELINED;
 	if (__builtin_popcount(proto) != 1 || (proto == AMRMA_RMA_F_SHORT && len > max))
 		return -EINVAL;
-	op = op_alloc(rc);
+	op = op_new(rc, kind, flags, dst, key, offset, buf, len, cb, arg, req != NULL, &ret);
 	if (op == NULL)
-		return -EAGAIN;
-	op->kind = kind;
+		return ret;
 	op->proto = (uint8_t)proto;
-	op->flags = flags;
-	op->dst = dst;
-	op->key = key;
-	op->offset = offset;
-	op->buf = buf;
-	op->len = len;
-	op->chunk = max;
-	op->nchunks = len == 0 ? 1 : (uint32_t)((len + max - 1) / max);
-	if ((uint64_t)op->nchunks * max < len) {	/* more than 2^32 packets */
-		op_release(rc, op);
-		return -EINVAL;
-	}
-	op->cb = cb;
-	op->arg = arg;
-	op->user_holds = req != NULL;
 	op->zero_copy = kind == OP_PUT && c->zero_copy && proto != AMRMA_RMA_F_SHORT &&
 			!(flags & AMRMA_RMA_F_COPY);
 	if (op->zero_copy)
 		op_zero_copy_init(op);
-	if (kind == OP_PUT) {
-		rc->st.puts++;
-		rc->st.put_bytes += len;
-	} else {
-		rc->st.gets++;
-		rc->st.get_bytes += len;
-	}
 	if (req != NULL)
 		*req = op_handle(rc, op);
 	if (proto == AMRMA_RMA_F_RENDEZVOUS) {

@@ -162,6 +162,13 @@ op_handle(const struct rma_ctx *rc, const struct rma_op *op)
 
 struct rma_op *op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h);
 struct rma_op *op_alloc(struct rma_ctx *rc);
+/*
+ * Allocate an operation of len bytes cut into frame-sized chunks and count it; NULL with
+ * *err = -EAGAIN (table full) or -EINVAL (more than 2^32 packets).
+ */
+struct rma_op *op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct amrma_ep dst,
+		      uint64_t key, uint64_t offset, uint8_t *buf, uint64_t len,
+		      amrma_rma_cb_t cb, void *arg, bool user_holds, int *err);
 void op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status);
 int op_issue(struct rma_ctx *rc, struct rma_op *op);
 void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);

@@ -414,26 +414,24 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 		args[1] = rx_id(prc, it->rx);
 		return amrma_am_request(prc->ctx, it->peer, AMRMA_RMA_H_CTS, args, 2, NULL, 0,
 					cts_done, NULL) != -EAGAIN;
-	case RQ_SEND:
-		op = op_alloc(prc);
+	case RQ_SEND: {
+		int err;
+
+		op = op_new(prc, OP_TSEND, 0, it->peer, 0, 0, it->ptr, it->len, NULL, NULL, false,
+			    &err);
 		if (op == NULL)
 			return false;
-		op->kind = OP_TSEND;
-		op->dst = it->peer;
-		op->buf = it->ptr;
-		op->len = it->len;
 		op->tag = it->tag;
 		op->rid = it->recv_id;
 		op->ref = it->ref;		/* released when the send completes */
 		it->ref = NULL;
-		op->chunk = amrma_am_max_payload(prc->ctx, 4);
-		op->nchunks = op->len == 0 ? 1 : (uint32_t)((op->len + op->chunk - 1) / op->chunk);
 		op->zero_copy = rma->conf.zero_copy && op->len != 0;
 		if (op->zero_copy)
 			op_zero_copy_init(op);
 		op->state = OP_ISSUING;
 		TAILQ_INSERT_TAIL(&prc->active, op, next);
 		return true;
+	}
 	case RQ_RECV_DONE:
 		prc->rx_done[prc->nb_rx_done++] = it->rx;
 		return true;

@@ -234,10 +234,19 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 		uint64_t len = a->cfg.sizes[s], n, i;
 		uint64_t hz = rte_get_tsc_hz(), t_put = 0, t_get = 0;
 
+		uint64_t t_last = rte_rdtsc();
+
 		memset(r, 0, sizeof(*r));
 		r->size = len;
 		n = RTE_MAX(UINT64_C(1), RTE_MIN(count, (UINT64_C(256) << 20) / RTE_MAX(len, UINT64_C(1))));
 		for (i = 0; i < n && !app_stop; i++) {
+			/* long runs: a line every --progress seconds */
+			if (a->cfg.progress_s > 0 && rte_rdtsc() - t_last > a->cfg.progress_s * hz) {
+				t_last = rte_rdtsc();
+				fprintf(stderr, "progress: %" PRIu64 " B: %" PRIu64 "/%" PRIu64
+					" put+get verified, %" PRIu64 " mismatched\n", len, r->verified,
+					n, r->mismatches);
+			}
 			/* odd alignment on both sides, fresh data every time */
 			uint64_t off = (xorshift(&seed) % (rlen - len - 32)) | 1;
 			uint8_t *p = src + 3, *q = back + 5;

@@ -135,6 +135,8 @@ int amrma_am_register(struct amrma_node *node, uint16_t index, amrma_am_handler_
 struct amrma_ctx *amrma_node_ctx(struct amrma_node *node, uint16_t i);
 uint16_t amrma_node_nb_ctx(const struct amrma_node *node);
 uint16_t amrma_node_id(const struct amrma_node *node);
+/** This node's incarnation (carried in every frame; see docs/wire-format.md). */
+uint32_t amrma_node_epoch(const struct amrma_node *node);
 struct amrma_node *amrma_ctx_node(struct amrma_ctx *ctx);
 uint16_t amrma_ctx_index(const struct amrma_ctx *ctx);
 

@@ -179,15 +179,16 @@ chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t no
 {
 	int32_t d = seq_diff(seq, ch->rcv_next);
 
+	/* bounds first: the bitmap only covers the window (a hostile seq is anything) */
+	if (d >= (int32_t)RCV_WIN) {
+		ctx->st.out_of_window++;
+		return 0;
+	}
 	if (d < 0 || (d > 0 && ((ch->rcv_mask >> (d - 1)) & 1))) {
 		/* the sender missed our ack: tell it again at once */
 		ctx->st.duplicates++;
 		ch->ack_now = true;
 		chan_ack_later(ctx, ch, now);
-		return 0;
-	}
-	if (d >= (int32_t)RCV_WIN) {
-		ctx->st.out_of_window++;
 		return 0;
 	}
 	if (d == 0) {

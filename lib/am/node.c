@@ -312,6 +312,12 @@ amrma_node_id(const struct amrma_node *node)
 	return node->conf.node_id;
 }
 
+uint32_t
+amrma_node_epoch(const struct amrma_node *node)
+{
+	return node->epoch;
+}
+
 struct amrma_node *
 amrma_ctx_node(struct amrma_ctx *ctx)
 {

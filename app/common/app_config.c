@@ -198,7 +198,7 @@ defaults(struct app_config *cfg)
 	cfg->window = 32;
 	cfg->size = 64;
 	cfg->target = 1;
-	cfg->rndv_threshold = UINT64_C(128) << 10;
+	cfg->rndv_threshold = UINT64_C(256) << 10;
 	cfg->pipeline_depth = 64;
 	cfg->zero_copy = true;
 	parse_sizes("1,7,1400,1401,65536,1048576,4194304", cfg);

@@ -562,6 +562,8 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		case 'Q':
 			o->rma_flags = strcmp(optarg, "short") == 0 ? AMRMA_RMA_F_SHORT :
 				strcmp(optarg, "pipelined") == 0 ? AMRMA_RMA_F_PIPELINED :
+				strcmp(optarg, "pipelined-copy") == 0 ?
+				AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_COPY :
 				strcmp(optarg, "rendezvous") == 0 ? AMRMA_RMA_F_RENDEZVOUS : 0;
 			break;
 		case 'm':

@@ -42,7 +42,7 @@ amrma_rma_conf_defaults(struct amrma_rma_conf *c)
 	c->max_regions = 1024;
 	c->max_ops = 1024;
 	c->short_max = 0;		/* 0: one frame's payload */
-	c->rndv_threshold = UINT64_C(128) << 10;	/* measured crossover, docs/rma.md */
+	c->rndv_threshold = UINT64_C(256) << 10;	/* measured crossover, docs/rma.md */
 	c->pipeline_depth = 64;
 	c->queue_size = 1024;
 	c->zero_copy = true;

@@ -195,7 +195,7 @@ amrma_wire_parse_hdr(const void *buf, size_t len, size_t frame_len,
 }
 
 /* The amrma header fields that change from frame to frame, and the arguments. */
-static void
+static __rte_always_inline void
 put_frame_fields(struct amrma_wire_hdr *h, const struct amrma_wire_fields *f,
 		 const uint64_t *args)
 {

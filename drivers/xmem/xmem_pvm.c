@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "dgsp_priv.h"
 #include "xmem_priv.h"
 
 #define IOVB 1024	/* UIO_MAXIOV */
@@ -67,29 +68,6 @@ fits(const struct iovec *v, int n, uint64_t a)
 		v[n - 1].iov_len == a;
 }
 
-static int
-start(struct amrma_dgsm *m, struct amrma_dgsm *w,
-		const struct amrma_dgsrm_side *remote,
-		const struct amrma_dgsrm_side *local, uint64_t off, uint64_t n)
-{
-	int rc;
-
-	if (remote == NULL || local == NULL)
-		return -EINVAL;
-	rc = amrma_dgsm_init_addr(m, remote->prog, remote->addr, remote->count);
-	if (rc == 0)
-		rc = amrma_dgsm_init_addr(w, local->prog, local->addr,
-				local->count);
-	if (rc != 0)
-		return rc;
-	if (off > m->total || n > m->total - off || off > w->total ||
-			n > w->total - off)
-		return -ERANGE;
-	amrma_dgsm_seek(m, off);
-	amrma_dgsm_seek(w, off);
-	return 0;
-}
-
 int64_t
 amrma_xmem_pvm_copy(pid_t pid, const struct amrma_dgsrm_side *remote,
 		const struct amrma_dgsrm_side *local, enum amrma_dgsrm_mode mode,
@@ -100,7 +78,7 @@ amrma_xmem_pvm_copy(pid_t pid, const struct amrma_dgsrm_side *remote,
 	uint64_t left = n;
 	int rc;
 
-	rc = start(&m, &w, remote, local, off, n);
+	rc = dgsrm_start(&m, &w, remote, local, off, n);
 	if (rc != 0)
 		return rc;
 	b.nl = b.nr = 0;
@@ -174,7 +152,7 @@ xmem_pvm_staged(pid_t pid, const struct amrma_dgsrm_side *remote,
 
 	if (stage == NULL || stage_len == 0)
 		return -EINVAL;
-	rc = start(&m, &w, remote, local, off, n);
+	rc = dgsrm_start(&m, &w, remote, local, off, n);
 	while (rc == 0 && left > 0) {
 		uint64_t c = left < stage_len ? left : stage_len;
 

@@ -96,6 +96,11 @@ DGSP_INTERNAL enum amrma_dgsp_reason dgsp_analyze(struct amrma_dgsp *p,
 		const struct amrma_dgsp_limits *lim);
 /* Allocate an empty program able to hold n instructions. */
 DGSP_INTERNAL struct amrma_dgsp *dgsp_alloc(uint32_t n);
+/* DGS-RM: start master and worker machines at packed offset off for n bytes (also used
+ * by the xmem backends). 0, -EINVAL or -ERANGE. */
+DGSP_INTERNAL int dgsrm_start(struct amrma_dgsm *m, struct amrma_dgsm *w,
+		const struct amrma_dgsrm_side *master,
+		const struct amrma_dgsrm_side *worker, uint64_t off, uint64_t n);
 
 /*
  * Gaps between big chunks stop the hardware stream prefetcher, so software

@@ -89,8 +89,9 @@ xlate(struct mseg *ms, uint64_t a, uint64_t *len, uint8_t **local)
 	return 0;
 }
 
-static int
-start(struct amrma_dgsm *m, struct amrma_dgsm *w,
+/* Both machines over their sides, positioned at packed offset off for n bytes. */
+int
+dgsrm_start(struct amrma_dgsm *m, struct amrma_dgsm *w,
 		const struct amrma_dgsrm_side *master,
 		const struct amrma_dgsrm_side *worker, uint64_t off, uint64_t n)
 {
@@ -221,7 +222,7 @@ amrma_dgsrm_direct(const struct amrma_dgsrm_side *master,
 	uint64_t left = n;
 	int rc;
 
-	rc = start(&m, &w, master, worker, off, n);
+	rc = dgsrm_start(&m, &w, master, worker, off, n);
 	if (rc != 0)
 		return rc;
 	while (left > 0) {
@@ -308,7 +309,7 @@ amrma_dgsrm_staged(const struct amrma_dgsrm_side *master,
 
 	if (stage == NULL || stage_len == 0)
 		return -EINVAL;
-	rc = start(&m, &w, master, worker, off, n);
+	rc = dgsrm_start(&m, &w, master, worker, off, n);
 	if (rc != 0)
 		return rc;
 	/* Fill-drain cycles over the one staging buffer. */

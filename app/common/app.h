@@ -8,6 +8,7 @@
 #include "amrma_am.h"
 #include "amrma_rma.h"
 #include "app_config.h"
+#include "eal_rundir.h"
 
 /* handler indices used by the built-in workloads (same on every node) */
 enum {
@@ -43,12 +44,6 @@ struct app_rma_result {
 };
 
 extern volatile sig_atomic_t app_stop;
-
-/**
- * Remove this process's EAL runtime directory (/var/run/dpdk/<file-prefix>) at exit: EAL
- * leaves it behind even with --no-shconf. Call right after rte_eal_init().
- */
-void app_runtime_dir_cleanup_at_exit(void);
 
 /** Install SIGINT/SIGTERM handlers that set app_stop. */
 void app_signals(void);

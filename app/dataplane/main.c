@@ -183,7 +183,7 @@ main(int argc, char **argv)
 	}
 	argc -= ret;
 	argv += ret;
-	app_runtime_dir_cleanup_at_exit();
+	eal_rundir_cleanup_at_exit();
 	app_config_load(&A.cfg, NULL, err, sizeof(err));
 	ret = app_config_args(&A.cfg, argc, argv, err, sizeof(err));
 	if (ret != 0) {

@@ -709,7 +709,7 @@ main(int argc, char **argv)
 	}
 	argc -= ret;
 	argv += ret;
-	app_runtime_dir_cleanup_at_exit();
+	eal_rundir_cleanup_at_exit();
 	app_config_load(&A.cfg, NULL, err, sizeof(err));
 	snprintf(A.cfg.port, sizeof(A.cfg.port), "net_memif0");
 	ret = parse_args(argc, argv, &o, &node_id, peer_mac, sizeof(peer_mac));

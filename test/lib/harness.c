@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <ftw.h>
-#include <limits.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,39 +13,16 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "eal_rundir.h"
 #include "harness.h"
 
 static bool eal_done;
-static char runtime_dir[PATH_MAX];
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
+static unsigned int h_seq;
 static void
-runtime_dir_remove(void)
+eal_cleanup(void)
 {
 	rte_eal_cleanup();
-	nftw(runtime_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
-
-/* EAL leaves /var/run/dpdk/<prefix> behind even with --no-shconf: a test removes its own */
-static void
-h_runtime_dir_cleanup(void)
-{
-	const char *d = rte_eal_get_runtime_dir();
-
-	if (d != NULL && strstr(d, "/dpdk/") != NULL) {
-		snprintf(runtime_dir, sizeof(runtime_dir), "%s", d);
-		atexit(runtime_dir_remove);
-	}
-}
-static unsigned int h_seq;
 
 void
 h_eal_init(const char *prefix)
@@ -74,7 +48,8 @@ h_eal_init_vdev(const char *prefix, const char *vdev)
 		exit(1);
 	}
 	eal_done = true;
-	h_runtime_dir_cleanup();
+	atexit(eal_cleanup);
+	eal_rundir_cleanup_at_exit();	/* registered last: runs first, then EAL cleanup */
 }
 
 void

@@ -2,9 +2,6 @@
 /* Region table and access keys. Needs EAL (rte_hash, rte_malloc); no hugepages. */
 
 #include <errno.h>
-#include <ftw.h>
-#include <limits.h>
-#include <sys/stat.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -17,6 +14,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "eal_rundir.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -628,29 +627,17 @@ eal_setup(void **state)
 
 	(void)state;
 	snprintf(pfx, sizeof(pfx), "amrma_test_rma_region_%d", (int)getpid());
-	return rte_eal_init(RTE_DIM(argv), argv) < 0 ? -1 : 0;
-}
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
+	if (rte_eal_init(RTE_DIM(argv), argv) < 0)
+		return -1;
+	eal_rundir_cleanup_at_exit();	/* EAL leaves /var/run/dpdk/<prefix> behind */
+	return 0;
 }
 
 static int
 eal_teardown(void **state)
 {
-	char dir[PATH_MAX];
-
 	(void)state;
-	/* EAL leaves its runtime directory behind even with --no-shconf */
-	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	if (strstr(dir, "/dpdk/amrma_test_rma_region_") != NULL)
-		nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }
 

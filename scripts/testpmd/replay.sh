@@ -23,6 +23,8 @@ set -euo pipefail
 build=$(cd "${1:?usage: replay.sh BUILD_DIR [--keep]}" && pwd)
 keep=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 src=$(cd "$here/../.." && pwd)
 dataplane=$build/app/dataplane/amrma-dataplane
 pcapgen=$build/app/pcapgen/amrma-pcapgen
@@ -38,19 +40,9 @@ tag=amrma_rp_$$
 target_pid=""
 testpmd_pid=""
 cleanup() {
-	local p
 	exec 3>&- 2>/dev/null || true
-	for p in "$testpmd_pid" "$target_pid"; do
-		if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			wait "$p" 2>/dev/null || true
-		fi
-	done
-	# EAL makes /var/run/dpdk/PREFIX (or $XDG_RUNTIME_DIR/dpdk/PREFIX) even with
-	# --no-shconf and leaves it behind
-	for p in t p e; do
-		rm -rf "/var/run/dpdk/${tag}_$p" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/${tag}_$p" 2>/dev/null || true
-	done
+	stop_pids "$testpmd_pid" "$target_pid"
+	rm_rundirs "$tag" t p e
 	if [ "$keep" = "--keep" ]; then
 		echo "kept $tmp"
 	else

@@ -35,6 +35,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 src=$(cd "$here/../.." && pwd)
 dataplane=$build/app/dataplane/amrma-dataplane
 check="python3 $here/amrma_check.py"
@@ -46,17 +48,9 @@ tag=amrma_wi_$$
 target_pid=""
 testpmd_pid=""
 cleanup() {
-	local p
 	exec 3>&- 2>/dev/null || true
-	for p in "$testpmd_pid" "$target_pid"; do
-		if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			wait "$p" 2>/dev/null || true
-		fi
-	done
-	for p in t i p; do
-		rm -rf "/var/run/dpdk/${tag}_$p" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/${tag}_$p" 2>/dev/null || true
-	done
+	stop_pids "$testpmd_pid" "$target_pid"
+	rm_rundirs "$tag" t i p
 	if [ -n "$keep" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT

@@ -75,6 +75,9 @@ int app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint6
 /** One round of everything the node needs in the compact layout (AM + RMA progress). */
 void app_poll(struct app *a);
 
+/** Poll the node (AM + RMA progress) until req completes; its status, or -EINTR. */
+int app_rma_wait(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req);
+
 /** Ask dst for the key and length of its region idx (polls until answered). */
 int app_region_info(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t idx,
 		    uint64_t *key, uint64_t *len);

@@ -187,8 +187,8 @@ xorshift(uint64_t *s)
 	return *s;
 }
 
-static int
-wait_op(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
+int
+app_rma_wait(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
 {
 	int status = 0, ret;
 
@@ -260,7 +260,7 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 			t0 = rte_rdtsc();
 			ret = amrma_rma_put(ctx, dst, key, off, p, len, 0, NULL, NULL, &req);
 			if (ret == 0)
-				ret = wait_op(a, ctx, req);
+				ret = app_rma_wait(a, ctx, req);
 			t_put += rte_rdtsc() - t0;
 			if (ret != 0)
 				break;
@@ -278,7 +278,7 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 			t0 = rte_rdtsc();
 			ret = amrma_rma_get(ctx, dst, key, off, q, len, 0, NULL, NULL, &req);
 			if (ret == 0)
-				ret = wait_op(a, ctx, req);
+				ret = app_rma_wait(a, ctx, req);
 			t_get += rte_rdtsc() - t0;
 			if (ret != 0)
 				break;

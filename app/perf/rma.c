@@ -14,16 +14,6 @@
 
 #include "perf.h"
 
-static int
-wait_req(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
-{
-	int status = 0, ret;
-
-	while ((ret = amrma_rma_test(ctx, req, &status)) == 0 && !app_stop)
-		app_poll(a);
-	return ret == 1 ? status : -EINTR;
-}
-
 static uint32_t rma_flags;
 
 static int
@@ -39,7 +29,7 @@ one_op(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, bool put, uint
 		if (ret == -EAGAIN)
 			app_poll(a);
 	} while (ret == -EAGAIN && !app_stop);
-	return ret == 0 ? wait_req(a, ctx, req) : ret;
+	return ret == 0 ? app_rma_wait(a, ctx, req) : ret;
 }
 
 struct ping {
@@ -80,7 +70,7 @@ perf_rma_lat(struct app *a, const struct perf_opts *o)
 	struct amrma_ep dst = { .node = a->cfg.target, .ctx = 0 };
 	uint64_t key, rlen, hz = rte_get_tsc_hz();
 	uint64_t n = RTE_MAX(o->iters / 4, UINT64_C(100));
-	double *t = malloc(sizeof(*t) * n), med[3][64], p99, ignore;
+	double *t = malloc(sizeof(*t) * n), med[3][64], p99;
 	uint8_t *buf = rte_malloc(NULL, 65536, 64);
 	unsigned int s, r, k;
 	int ret;
@@ -129,7 +119,6 @@ perf_rma_lat(struct app *a, const struct perf_opts *o)
 			perf_emit(o, "rma_get_lat", "us", (int)len, med[1], r, extra);
 			perf_emit(o, "rma_am_rtt", "us", (int)len, med[2], r, extra);
 		}
-		RTE_SET_USED(ignore);
 	}
 out:
 	free(t);

@@ -250,30 +250,36 @@ chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all)
 	ctx->nb_ack = keep;
 }
 
-void
-chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status)
+/* Drop everything the channel holds and complete its operations with status. */
+static void
+chan_drop(struct amrma_ctx *ctx, struct channel *ch, int status)
 {
 	uint32_t seq;
 
 	for (seq = ch->snd_una; seq != ch->snd_nxt; seq++)
 		slot_release(&ch->slot[seq & (CH_SLOTS - 1)]);
 	ch->snd_una = ch->snd_sent = ch->snd_nxt;
+	op_fail_channel(ctx, ch, status);
+}
+
+void
+chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status)
+{
 	if (!ch->dead && status == -ETIMEDOUT) {
-		ch->dead = true;
 		ctx->st.peers_dead++;
 		AM_LOG(WARNING, "node %u ctx %u: peer %u.%u not answering, failing its operations",
 		       ctx->node->conf.node_id, ctx->idx, ch->peer_node, ch->peer_ctx);
 	}
 	ch->dead = true;
-	op_fail_channel(ctx, ch, status);
+	chan_drop(ctx, ch, status);
 }
 
 /* The peer restarted: forget both sequence spaces and start over with its new life. */
 void
 chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
 {
-	chan_fail(ctx, ch, -ECONNRESET);
-	ch->dead = false;
+	chan_drop(ctx, ch, -ECONNRESET);
+	ch->dead = false;	/* a dead channel comes back with the peer's new life */
 	ch->snd_una = ch->snd_sent = ch->snd_nxt = 0;
 	ch->rcv_next = 0;
 	ch->rcv_mask = 0;

@@ -321,7 +321,7 @@ start_dt(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	    amrma_dgsm_init(op->dgsm, local_type, local, local_count) != 0) {
 		rte_free(op->dgsm);
 		op->dgsm = NULL;
-		op_release_public(rc, op);
+		op_release(rc, op);
 		return -ENOMEM;
 	}
 	args[0] = key;
@@ -335,7 +335,7 @@ start_dt(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 			       setup_done, (void *)(uintptr_t)op_handle(rc, op));
 	if (ret != 0) {
 		dt_op_release(op);
-		op_release_public(rc, op);
+		op_release(rc, op);
 		return ret;
 	}
 	if (req != NULL)

@@ -78,7 +78,6 @@ op_alloc(struct rma_ctx *rc)
 	return op;
 }
 
-static void op_release(struct rma_ctx *rc, struct rma_op *op);
 
 struct rma_op *
 op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct amrma_ep dst, uint64_t key,
@@ -120,19 +119,13 @@ op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct amrma_ep dst, ui
 	return op;
 }
 
-static void
+void
 op_release(struct rma_ctx *rc, struct rma_op *op)
 {
 	dt_op_release(op);
 	op->state = OP_FREE;
 	op->gen++;
 	rc->free[rc->nb_free++] = (uint32_t)(op - rc->ops);
-}
-
-void
-op_release_public(struct rma_ctx *rc, struct rma_op *op)
-{
-	op_release(rc, op);
 }
 
 /* Last step: report DONE; free the op unless the user holds a handle. */

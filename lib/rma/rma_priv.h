@@ -188,7 +188,7 @@ int dt_expire(struct rma_ctx *rc, uint64_t now);
 void dt_cleanup(struct amrma_rma *rma, struct rma_ctx *rc);
 void dt_op_release(struct rma_op *op);
 void chunk_done(struct amrma_ctx *ctx, void *arg, int status);
-void op_release_public(struct rma_ctx *rc, struct rma_op *op);
+void op_release(struct rma_ctx *rc, struct rma_op *op);
 
 /* rndv.c */
 void rndv_register(struct amrma_node *node, struct amrma_rma *rma);

@@ -391,7 +391,6 @@ test_queue_bound(void **state)
 	uint64_t key, end;
 	unsigned int i, busy = 0, ok = 0;
 	int issued = 0;
-	static int stat_busy;
 
 	RTE_SET_USED(state);
 	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
@@ -420,8 +419,6 @@ test_queue_bound(void **state)
 	}
 	ok = c.done - c.errors;
 	assert_int_equal(ok, 8);
-	stat_busy = (int)busy;
-	RTE_SET_USED(stat_busy);
 	amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL);
 	for (i = 0; i < 2; i++)
 		amrma_rma_destroy(r2[i]);

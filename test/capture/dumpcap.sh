@@ -37,13 +37,26 @@ pids=()
 added_pages=0
 set_pages=""
 mounted=""
+# TERM, then KILL after 5 s: a secondary that dies inside EAL init can leave the shared
+# memory lock taken, and the primary then never finishes rte_eal_cleanup().
+stop_pid() {
+	local p=$1 i
+	kill -0 "$p" 2>/dev/null || { wait "$p" 2>/dev/null; return; }
+	kill -TERM "$p" 2>/dev/null || true
+	for i in $(seq 50); do
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$p" 2>/dev/null; then
+		echo "pid $p ignored SIGTERM for 5 s: SIGKILL"
+		kill -KILL "$p" 2>/dev/null || true
+	fi
+	wait "$p" 2>/dev/null
+}
 cleanup() {
 	local p m
 	for p in "${pids[@]}"; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			wait "$p" 2>/dev/null || true
-		fi
+		stop_pid "$p" || true
 	done
 	# EAL leaves the hugepage files of a primary with a shared config behind
 	for m in $(awk '$3 == "hugetlbfs" {print $2}' /proc/mounts); do
@@ -58,6 +71,7 @@ cleanup() {
 	if [ "$keep" = "--keep" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 
 meminfo() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
 [ "$(meminfo Hugepagesize)" = "2048" ] || skip "default hugepage size is not 2 MB"
@@ -88,11 +102,16 @@ if [ "$free" -lt "$need" ]; then
 fi
 echo "hugepages: $free free 2 MB pages, using up to $need"
 
-# no --no-huge, no --no-shconf: dumpcap attaches as a secondary process
+# no --no-huge, no --no-shconf: dumpcap attaches as a secondary process, which must map
+# the primary's memory at the same addresses. Left to itself the primary picks addresses
+# near the libraries, where the secondary may already have something (and an ASan build
+# places things differently still): pin the node dumpcap attaches to at 32 TiB, above
+# ASan's shadow memory and far from anything either process maps.
 eal=(--no-pci -m "$mem_mb" --log-level lib.eal:error --log-level pmd.net.memif:error)
+base_va=0x200000000000
 if [ "$(nproc)" -ge 2 ]; then cpu_i=0; cpu_t=1; else cpu_i=0; cpu_t=0; fi
 
-"$dataplane" -l "$cpu_t" "${eal[@]}" --file-prefix "${tag}_t" \
+"$dataplane" -l "$cpu_t" "${eal[@]}" --base-virtaddr "$base_va" --file-prefix "${tag}_t" \
 	--vdev "net_memif0,role=server,socket=$tmp/memif.sock,mac=02:00:00:00:00:01" \
 	-- --config "$src/config/node0.ini" --idle-sleep 20 >"$tmp/target.log" 2>&1 &
 target_pid=$!
@@ -136,8 +155,7 @@ else
 fi
 wait "$dumpcap_pid" || { echo "FAIL: dpdk-dumpcap exit status $?"; status=1; }
 sed -n '/^Packets/p' "$tmp/dumpcap.log" | tail -2
-kill -TERM "$target_pid"
-wait "$target_pid" || { echo "FAIL: node 0 did not exit cleanly"; status=1; }
+stop_pid "$target_pid" || { echo "FAIL: node 0 did not exit cleanly"; status=1; }
 
 [ -s "$tmp/capture.pcapng" ] || { echo "FAIL: no capture file"; exit 1; }
 udp=$(tshark -r "$tmp/capture.pcapng" -Y 'udp.port == 7000' 2>/dev/null | wc -l)

@@ -262,6 +262,7 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 	GET(c, &e, "am", "ack_every", 1, 64, cfg->node.ack_every);
 	GET(c, &e, "am", "require_csum", 0, 1, cfg->node.require_csum);
 	GET(c, &e, "am", "tx_csum", 0, 1, cfg->node.tx_csum);
+	GET(c, &e, "am", "coalesce_frame", 0, 9014, cfg->node.coalesce_frame);
 	if (cfg->node.rto_max_us < cfg->node.rto_us)
 		CHECK(bad(&e, "am", "rto_max_us", rte_cfgfile_get_entry(c, "am", "rto_max_us") ?
 			  rte_cfgfile_get_entry(c, "am", "rto_max_us") : "", "below rto_us"));

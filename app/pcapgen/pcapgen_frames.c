@@ -54,7 +54,7 @@ enum bad_id {
 	BAD_UDP_CSUM,
 	BAD_VERSION_0, BAD_VERSION_2,
 	BAD_TYPE_0, BAD_TYPE_4,
-	BAD_FLAGS_BIT1, BAD_FLAGS_BIT7,
+	BAD_FLAGS_BIT2, BAD_FLAGS_BIT7, BAD_MORE_EMPTY, BAD_MORE_ON_ACK,
 	BAD_NARGS_9, BAD_NARGS_255,
 	BAD_LEN_MISMATCH, BAD_LEN_PAYLOAD_MAX, BAD_LEN_ACK_ARGS,
 	BAD_HANDLER_REQ_NONE, BAD_HANDLER_256, BAD_HANDLER_ACK,
@@ -90,7 +90,9 @@ static const struct {
 	[BAD_VERSION_2] = { AMRMA_WIRE_ERR_BAD_VERSION, "version_2" },
 	[BAD_TYPE_0] = { AMRMA_WIRE_ERR_BAD_TYPE, "type_0" },
 	[BAD_TYPE_4] = { AMRMA_WIRE_ERR_BAD_TYPE, "type_4" },
-	[BAD_FLAGS_BIT1] = { AMRMA_WIRE_ERR_BAD_FLAGS, "flag_bit1" },
+	[BAD_FLAGS_BIT2] = { AMRMA_WIRE_ERR_BAD_FLAGS, "flag_bit2" },
+	[BAD_MORE_EMPTY] = { AMRMA_WIRE_ERR_BAD_LENGTH, "more_without_messages" },
+	[BAD_MORE_ON_ACK] = { AMRMA_WIRE_ERR_BAD_FLAGS, "more_on_ack" },
 	[BAD_FLAGS_BIT7] = { AMRMA_WIRE_ERR_BAD_FLAGS, "flag_bit7" },
 	[BAD_NARGS_9] = { AMRMA_WIRE_ERR_TOO_MANY_ARGS, "nargs_9" },
 	[BAD_NARGS_255] = { AMRMA_WIRE_ERR_TOO_MANY_ARGS, "nargs_255" },
@@ -307,8 +309,12 @@ break_amrma(struct pcapgen_state *st, struct pcapgen_frame *fr, unsigned int v)
 	case BAD_TYPE_4:
 		h->type = AMRMA_WIRE_ACK + 1;
 		break;
-	case BAD_FLAGS_BIT1:
-		h->flags |= 0x02;
+	case BAD_FLAGS_BIT2:
+		h->flags |= 0x04;	/* the lowest flag bit without a meaning */
+		break;
+	case BAD_MORE_EMPTY:
+	case BAD_MORE_ON_ACK:
+		h->flags |= AMRMA_WIRE_F_MORE;
 		break;
 	case BAD_FLAGS_BIT7:
 		h->flags |= 0x80;
@@ -443,6 +449,9 @@ pcapgen_build_bad(struct pcapgen_state *st, unsigned int v, struct pcapgen_frame
 		break;
 	case BAD_HANDLER_ACK:
 		fill(st, fr, AMRMA_WIRE_ACK, 0, 0, h, 0);
+		break;
+	case BAD_MORE_ON_ACK:
+		fill(st, fr, AMRMA_WIRE_ACK, 0, 0, AMRMA_WIRE_NO_HANDLER, 0);
 		break;
 	default:
 		fill(st, fr, AMRMA_WIRE_REQUEST, BAD_NARGS, BAD_PAYLOAD, h, 0);

@@ -72,9 +72,11 @@ perf_emit(const struct perf_opts *o, const char *name, const char *unit, int siz
 
 	memcpy(sorted, runs, n * sizeof(*runs));
 	perf_summary(sorted, n, &med, &p99);
-	printf("{\"name\":\"%s%s\",\"value\":", name,
-	       (strncmp(name, "am_", 3) == 0 || strncmp(name, "rma_", 4) == 0) &&
-	       !A.cfg.node.tx_csum ? "_nocsum" : "");
+	bool am = strncmp(name, "am_", 3) == 0 || strncmp(name, "rma_", 4) == 0;
+
+	printf("{\"name\":\"%s%s%s\",\"value\":", name,
+	       am && !A.cfg.node.tx_csum ? "_nocsum" : "",
+	       am && A.cfg.node.coalesce_frame == 0 ? "_nocoalesce" : "");
 	print_num(med);
 	printf(",\"unit\":\"%s\"", unit);
 	if (size >= 0)
@@ -474,6 +476,9 @@ usage(void)
 		"  --idle-sleep US   back off when idle (only for shared CPUs)\n"
 		"  --csum on|off     UDP checksums on AM frames (default on; off on both sides:\n"
 		"                    result names get the suffix _nocsum)\n"
+		"  --coalesce BYTES  largest frame small messages to one peer share (default\n"
+		"                    1514; 0: one message per frame, result names get the\n"
+		"                    suffix _nocoalesce)\n"
 		"  --rto-us US       first retransmit timeout (raise it under valgrind)\n"
 		"  --quick           smoke-test sizes: 2000 iters, 200 warm-up, 2 runs\n"
 		"  --with-raw        am-lat: after each AM run, the raw echo of the same size\n"
@@ -547,6 +552,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		{ "idle-sleep", required_argument, NULL, 'i' },
 		{ "rto-us", required_argument, NULL, 'R' },
 		{ "csum", required_argument, NULL, 'C' },
+		{ "coalesce", required_argument, NULL, 'K' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "linger", no_argument, NULL, 'L' },
 		{ "with-raw", no_argument, NULL, 'X' },
@@ -554,6 +560,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_mode = false;
+	char *end;
 	int opt;
 
 	optind = 1;
@@ -634,6 +641,11 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 			/* off: send checksum 0 and accept it (memif cannot corrupt frames) */
 			A.cfg.node.tx_csum = strcmp(optarg, "on") == 0;
 			A.cfg.node.require_csum = A.cfg.node.tx_csum;
+			break;
+		case 'K':
+			A.cfg.node.coalesce_frame = (uint16_t)strtoul(optarg, &end, 0);
+			if (*optarg == '\0' || *end != '\0' || strtoul(optarg, NULL, 0) > 9014)
+				goto bad;
 			break;
 		case 'q':
 			o->iters = 2000;

@@ -47,7 +47,14 @@ enum amrma_wire_type {
 
 /** Header flag: ack and sack fields carry information. */
 #define AMRMA_WIRE_F_ACK_VALID	0x01
-#define AMRMA_WIRE_F_ALL	AMRMA_WIRE_F_ACK_VALID
+/**
+ * Header flag: more messages follow this one's payload, each behind a struct
+ * amrma_wire_sub, up to the end of the UDP datagram (a coalesced frame).
+ */
+#define AMRMA_WIRE_F_MORE	0x02
+#define AMRMA_WIRE_F_ALL	(AMRMA_WIRE_F_ACK_VALID | AMRMA_WIRE_F_MORE)
+/** Most messages in one frame (the header's own message included). */
+#define AMRMA_WIRE_MAX_BUNDLE	64
 
 /** The amrma header as it is on the wire (big-endian fields). */
 struct amrma_wire_hdr {
@@ -69,6 +76,26 @@ struct amrma_wire_hdr {
 	rte_be32_t src_epoch;
 	rte_be32_t dst_epoch;
 } __rte_packed;
+
+/**
+ * Header of each further message of a coalesced frame (AMRMA_WIRE_F_MORE); its arguments
+ * and payload follow. Addresses, sequence number and acks are the frame's.
+ */
+struct amrma_wire_sub {
+	uint8_t type;		/**< AMRMA_WIRE_REQUEST or AMRMA_WIRE_REPLY */
+	uint8_t nargs;
+	rte_be16_t handler;
+	rte_be16_t payload_len;
+	rte_be16_t status;
+	rte_be32_t token;
+} __rte_packed;
+
+/** Bytes a further message of a coalesced frame takes. */
+static inline size_t
+amrma_wire_sub_len(unsigned int nargs, size_t payload_len)
+{
+	return sizeof(struct amrma_wire_sub) + 8u * nargs + payload_len;
+}
 
 /** Total header bytes in front of the arguments. */
 #define AMRMA_WIRE_HDR_LEN (AMRMA_WIRE_L2L4_LEN + sizeof(struct amrma_wire_hdr))
@@ -130,6 +157,10 @@ struct amrma_wire_view {
 	uint32_t dst_epoch;
 	const uint8_t *args;		/**< nargs big-endian 64-bit words, unaligned */
 	const uint8_t *payload;		/**< payload_len bytes */
+	const uint8_t *more;		/**< AMRMA_WIRE_F_MORE: the further messages */
+	uint16_t more_len;		/**< their bytes (0 without AMRMA_WIRE_F_MORE) */
+	uint8_t nb_msgs;		/**< messages in the frame (0 for an ACK) */
+	uint8_t nb_req;			/**< how many of them are requests */
 };
 
 /**
@@ -148,6 +179,31 @@ enum amrma_wire_err amrma_wire_parse(const void *buf, size_t len,
  */
 enum amrma_wire_err amrma_wire_parse_hdr(const void *buf, size_t len, size_t frame_len,
 		const struct amrma_wire_rx_params *rx, struct amrma_wire_view *view);
+
+/**
+ * Step to the next message of a validated coalesced frame: overwrite the per-message
+ * fields of v (type, nargs, handler, payload_len, status, token, args, payload) from the
+ * message at v->more and advance v->more / v->more_len past it.
+ * Only call while v->more_len != 0; the frame-level fields stay as they are.
+ */
+static inline void
+amrma_wire_next(struct amrma_wire_view *v)
+{
+	const struct amrma_wire_sub *s = (const struct amrma_wire_sub *)v->more;
+	size_t n;
+
+	v->type = s->type;
+	v->nargs = s->nargs;
+	v->handler = rte_be_to_cpu_16(s->handler);
+	v->payload_len = rte_be_to_cpu_16(s->payload_len);
+	v->status = (int16_t)rte_be_to_cpu_16(s->status);
+	v->token = rte_be_to_cpu_32(s->token);
+	v->args = v->more + sizeof(*s);
+	v->payload = v->args + 8u * v->nargs;
+	n = amrma_wire_sub_len(v->nargs, v->payload_len);
+	v->more += n;
+	v->more_len = (uint16_t)(v->more_len - n);
+}
 
 /** Read argument i (host order) of a parsed frame. */
 static inline uint64_t
@@ -214,6 +270,20 @@ amrma_wire_hdr_len(unsigned int nargs)
 {
 	return AMRMA_WIRE_HDR_LEN + 8u * nargs;
 }
+
+/**
+ * Append a further message (fields type, nargs, handler, payload_len, status, token of f)
+ * at buf, which has room for amrma_wire_sub_len(f->nargs, f->payload_len) bytes.
+ * The frame's header needs AMRMA_WIRE_F_MORE and amrma_wire_set_len() afterwards.
+ */
+void amrma_wire_sub_put(void *buf, const struct amrma_wire_fields *f, const uint64_t *args,
+			const void *payload);
+
+/**
+ * Set the IPv4 and UDP lengths of a frame that is now len bytes long (Ethernet header
+ * included) and recompute the IPv4 header checksum. The UDP checksum is left alone.
+ */
+void amrma_wire_set_len(void *frame, size_t len);
 
 /** Compute and store the UDP checksum of a contiguous frame of len bytes. */
 void amrma_wire_udp_csum_set(void *frame, size_t len);

@@ -77,6 +77,44 @@ udp_sum(const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp)
 	return amrma_wire_fold(amrma_wire_sum(udp, ulen, sum));
 }
 
+/* The further messages of a coalesced frame: each whole, well-formed, none left over. */
+static enum amrma_wire_err
+check_more(struct amrma_wire_view *v)
+{
+	const uint8_t *p = v->more;
+	size_t rem = v->more_len;
+
+	if (rem == 0)
+		return AMRMA_WIRE_ERR_BAD_LENGTH;	/* F_MORE and nothing more */
+	while (rem != 0) {
+		const struct amrma_wire_sub *s = (const void *)p;
+		uint16_t handler, plen;
+		size_t n;
+
+		if (rem < sizeof(*s))
+			return AMRMA_WIRE_ERR_BAD_LENGTH;
+		if (s->type != AMRMA_WIRE_REQUEST && s->type != AMRMA_WIRE_REPLY)
+			return AMRMA_WIRE_ERR_BAD_TYPE;
+		if (s->nargs > AMRMA_WIRE_MAX_ARGS)
+			return AMRMA_WIRE_ERR_TOO_MANY_ARGS;
+		plen = rte_be_to_cpu_16(s->payload_len);
+		n = amrma_wire_sub_len(s->nargs, plen);
+		if (plen > AMRMA_WIRE_MAX_PAYLOAD || n > rem)
+			return AMRMA_WIRE_ERR_BAD_LENGTH;
+		handler = rte_be_to_cpu_16(s->handler);
+		if (handler == AMRMA_WIRE_NO_HANDLER ? s->type == AMRMA_WIRE_REQUEST :
+		    handler >= AMRMA_WIRE_MAX_HANDLERS)
+			return AMRMA_WIRE_ERR_BAD_HANDLER;
+		if (v->nb_msgs == AMRMA_WIRE_MAX_BUNDLE)
+			return AMRMA_WIRE_ERR_BAD_LENGTH;
+		v->nb_msgs++;
+		v->nb_req += s->type == AMRMA_WIRE_REQUEST;
+		p += n;
+		rem -= n;
+	}
+	return AMRMA_WIRE_OK;
+}
+
 /* Checks every layer; the UDP checksum only when with_csum (payload contiguous). */
 static enum amrma_wire_err
 parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
@@ -134,7 +172,10 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 	v->nargs = h->nargs;
 	v->payload_len = rte_be_to_cpu_16(h->payload_len);
 	am_len = sizeof(*h) + 8u * v->nargs + v->payload_len;
-	if (v->payload_len > AMRMA_WIRE_MAX_PAYLOAD || udp_len - sizeof(*udp) != am_len)
+	if (v->payload_len > AMRMA_WIRE_MAX_PAYLOAD || udp_len - sizeof(*udp) < am_len)
+		return AMRMA_WIRE_ERR_BAD_LENGTH;
+	v->more_len = (uint16_t)(udp_len - sizeof(*udp) - am_len);
+	if (!(h->flags & AMRMA_WIRE_F_MORE) && v->more_len != 0)
 		return AMRMA_WIRE_ERR_BAD_LENGTH;
 	if (len < AMRMA_WIRE_HDR_LEN + 8u * v->nargs)
 		return AMRMA_WIRE_ERR_TRUNCATED;
@@ -148,6 +189,23 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 	}
 	if (v->type == AMRMA_WIRE_ACK && (v->nargs || v->payload_len))
 		return AMRMA_WIRE_ERR_BAD_LENGTH;
+	v->nb_msgs = v->type != AMRMA_WIRE_ACK;
+	v->nb_req = v->type == AMRMA_WIRE_REQUEST;
+	v->args = (const uint8_t *)(h + 1);
+	v->payload = v->args + 8u * v->nargs;
+	v->more = v->payload + v->payload_len;
+	if (h->flags & AMRMA_WIRE_F_MORE) {
+		enum amrma_wire_err err;
+
+		/* the further messages must all be in buf: coalesced frames are contiguous */
+		if (v->type == AMRMA_WIRE_ACK)
+			return AMRMA_WIRE_ERR_BAD_FLAGS;
+		if (len != frame_len)
+			return AMRMA_WIRE_ERR_TRUNCATED;
+		err = check_more(v);
+		if (err != AMRMA_WIRE_OK)
+			return err;
+	}
 
 	v->src_ctx = h->src_ctx;
 	v->dst_ctx = h->dst_ctx;
@@ -175,8 +233,6 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 	v->token = rte_be_to_cpu_32(h->token);
 	v->src_epoch = rte_be_to_cpu_32(h->src_epoch);
 	v->dst_epoch = rte_be_to_cpu_32(h->dst_epoch);
-	v->args = (const uint8_t *)(h + 1);
-	v->payload = v->args + 8u * v->nargs;
 	return AMRMA_WIRE_OK;
 }
 
@@ -265,6 +321,42 @@ amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
 	h->src_epoch = rte_cpu_to_be_32(f->src_epoch);
 	put_frame_fields(h, f, args);
 	return (int)hlen;
+}
+
+void
+amrma_wire_sub_put(void *buf, const struct amrma_wire_fields *f, const uint64_t *args,
+		   const void *payload)
+{
+	struct amrma_wire_sub *s = buf;
+	uint8_t *p = (uint8_t *)(s + 1);
+	unsigned int i;
+
+	s->type = f->type;
+	s->nargs = f->nargs;
+	s->handler = rte_cpu_to_be_16(f->handler);
+	s->payload_len = rte_cpu_to_be_16(f->payload_len);
+	s->status = rte_cpu_to_be_16((uint16_t)f->status);
+	s->token = rte_cpu_to_be_32(f->token);
+	for (i = 0; i < f->nargs; i++, p += 8) {
+		uint64_t be = rte_cpu_to_be_64(args[i]);
+
+		memcpy(p, &be, sizeof(be));
+	}
+	if (f->payload_len)
+		memcpy(p, payload, f->payload_len);
+}
+
+void
+amrma_wire_set_len(void *frame, size_t len)
+{
+	struct rte_ipv4_hdr *ip = (void *)((uint8_t *)frame + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
+
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(len - sizeof(struct rte_ether_hdr)));
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(len - sizeof(struct rte_ether_hdr) -
+						     sizeof(*ip)));
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
 }
 
 void

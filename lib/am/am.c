@@ -77,9 +77,9 @@ request_fields(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 	};
 }
 
+/* The request's operation waits for its reply from now on. */
 static void
-request_send(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
-	     amrma_am_done_t done, void *arg)
+request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, void *arg)
 {
 	uint32_t idx = ctx->op_free[--ctx->nb_op_free];
 	struct op *op = &ctx->ops[idx];
@@ -90,7 +90,6 @@ request_send(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	op->state = OP_WAIT;
 	if (ch->ops++ == 0)
 		ch->last_rx = ctx->now;	/* silence is measured from now */
-	chan_queue(ctx, ch, m);		/* cannot fail: room was checked */
 }
 
 int
@@ -109,10 +108,13 @@ amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 	if (ret != 0)
 		return ret;
 	request_fields(ctx, dst, handler, nargs, len, &f);
-	m = frame_alloc(ctx, ch, &f, args, payload);
-	if (m == NULL)
-		return -ENOBUFS;
-	request_send(ctx, ch, m, done, arg);
+	if (!frame_append(ctx, ch, &f, args, payload)) {
+		m = frame_alloc(ctx, ch, &f, args, payload);
+		if (m == NULL)
+			return -ENOBUFS;
+		chan_queue(ctx, ch, m, true);	/* cannot fail: room was checked */
+	}
+	request_track(ctx, ch, done, arg);
 	return 0;
 }
 
@@ -133,7 +135,8 @@ amrma_am_request_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handl
 		request_fields(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), &f);
 		m = frame_alloc_chain(ctx, ch, &f, args, payload);
 		if (m != NULL) {
-			request_send(ctx, ch, m, done, arg);
+			chan_queue(ctx, ch, m, false);
+			request_track(ctx, ch, done, arg);
 			return 0;
 		}
 		ret = -ENOBUFS;
@@ -176,12 +179,14 @@ amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
 		.status = status,
 		.token = ctx->tok_wire,
 	};
-	m = frame_alloc(ctx, ctx->tok_ch, &f, args, payload);
-	if (m == NULL)
-		return -ENOBUFS;
+	if (!frame_append(ctx, ctx->tok_ch, &f, args, payload)) {
+		m = frame_alloc(ctx, ctx->tok_ch, &f, args, payload);
+		if (m == NULL)
+			return -ENOBUFS;
+		/* room for this reply was reserved before the handler ran */
+		chan_queue(ctx, ctx->tok_ch, m, true);
+	}
 	ctx->replied = true;
-	/* room for this reply was reserved before the handler ran */
-	chan_queue(ctx, ctx->tok_ch, m);
 	return 0;
 }
 
@@ -213,20 +218,25 @@ op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status)
 			op_complete(ctx, i, status);
 }
 
-/* Point msg->payload at the payload, copying only when it spans segments. */
+/*
+ * Point msg->payload at the payload: in place when the frame was parsed from one
+ * buffer (linear), otherwise copied when it spans segments.
+ */
 static const void *
-payload_of(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v)
+payload_of(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
+	   bool linear)
 {
-	uint32_t off = amrma_wire_hdr_len(v->nargs);
-
 	if (v->payload_len == 0)
 		return NULL;
-	return rte_pktmbuf_read(m, off, v->payload_len, ctx->scratch);
+	if (linear)
+		return v->payload;
+	return rte_pktmbuf_read(m, amrma_wire_hdr_len(v->nargs), v->payload_len,
+				ctx->scratch);
 }
 
 static void
 fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
-	 struct amrma_am_msg *msg)
+	 bool linear, struct amrma_am_msg *msg)
 {
 	unsigned int i;
 
@@ -237,7 +247,7 @@ fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view
 	msg->status = v->status;
 	for (i = 0; i < v->nargs; i++)
 		msg->args[i] = amrma_wire_arg(v, i);
-	msg->payload = payload_of(ctx, m, v);
+	msg->payload = payload_of(ctx, m, v, linear);
 	msg->len = v->payload_len;
 	msg->mbuf = m;
 	msg->op_arg = NULL;
@@ -246,7 +256,7 @@ fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view
 /* Returns true when the handler kept the mbuf. */
 static bool
 on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
-	   const struct amrma_wire_view *v)
+	   const struct amrma_wire_view *v, bool linear)
 {
 	const struct handler_ent *h = &ctx->node->handlers[v->handler];
 	struct amrma_am_msg msg;
@@ -258,7 +268,7 @@ on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	ctx->tok_ch = ch;
 	ctx->tok_wire = v->token;
 	if (h->fn != NULL) {
-		fill_msg(ctx, m, v, &msg);
+		fill_msg(ctx, m, v, linear, &msg);
 		ctx->st.requests_handled++;
 		ret = h->fn(ctx, ctx->tok, &msg, h->arg);
 	} else {
@@ -276,7 +286,7 @@ on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 
 static bool
 on_reply(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
-	 const struct amrma_wire_view *v)
+	 const struct amrma_wire_view *v, bool linear)
 {
 	uint32_t idx = TOKEN_IDX(v->token);
 	struct amrma_am_msg msg;
@@ -298,7 +308,7 @@ on_reply(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 			ctx->st.unknown_handler++;
 			status = -ENOENT;
 		} else {
-			fill_msg(ctx, m, v, &msg);
+			fill_msg(ctx, m, v, linear, &msg);
 			msg.op_arg = op->arg;
 			ctx->in_handler = IN_REPLY;
 			ret = h->fn(ctx, 0, &msg, h->arg);
@@ -320,9 +330,10 @@ csum_ok(const struct rte_mbuf *m)
 	return (m->ol_flags & mask) == (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD);
 }
 
+/* *linear: the view's pointers cover every message (one segment, or a copy of all). */
 static enum amrma_wire_err
 parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
-	   struct amrma_wire_view *v)
+	   struct amrma_wire_view *v, bool *linear)
 {
 	const struct amrma_wire_rx_params *rxp =
 		(trusted || csum_ok(m)) ? &ctx->rxp_nocsum : &ctx->rxp;
@@ -330,8 +341,18 @@ parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
 	const struct rte_ipv4_hdr *ip;
 	enum amrma_wire_err err;
 
-	if (m->nb_segs == 1)
+	*linear = m->nb_segs == 1;
+	if (*linear)
 		return amrma_wire_parse(p, rte_pktmbuf_data_len(m), rxp, v);
+	if (rte_pktmbuf_data_len(m) >= AMRMA_WIRE_HDR_LEN &&
+	    (amrma_wire_hdr_of((void *)(uintptr_t)p)->flags & AMRMA_WIRE_F_MORE)) {
+		/* a coalesced frame the port split into segments: parse a copy of it */
+		if (rte_pktmbuf_pkt_len(m) > sizeof(ctx->scratch))
+			return AMRMA_WIRE_ERR_BAD_LENGTH;
+		p = rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), ctx->scratch);
+		*linear = true;
+		return amrma_wire_parse(p, rte_pktmbuf_pkt_len(m), rxp, v);
+	}
 	err = amrma_wire_parse_hdr(p, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), rxp, v);
 	if (err != AMRMA_WIRE_OK || rxp->skip_csum)
 		return err;
@@ -342,6 +363,15 @@ parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
 			sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr)) != 0)
 		return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
 	return AMRMA_WIRE_OK;
+}
+
+static bool
+dispatch(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
+	 const struct amrma_wire_view *v, bool linear)
+{
+	if (v->type == AMRMA_WIRE_REQUEST)
+		return on_request(ctx, ch, m, v, linear);
+	return on_reply(ctx, ch, m, v, linear);
 }
 
 /* A node restarts as a whole: reset every channel of ours to any of its contexts. */
@@ -367,11 +397,11 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	struct amrma_wire_view v;
 	enum amrma_wire_err err;
 	struct channel *ch;
-	bool keep = false;
+	bool keep = false, linear;
 
 	ctx->st.rx_frames++;
 	ctx->st.rx_bytes += m->pkt_len;
-	err = parse_mbuf(ctx, m, redirected, &v);
+	err = parse_mbuf(ctx, m, redirected, &v, &linear);
 	if (unlikely(err != AMRMA_WIRE_OK)) {
 		ctx->st.rx_rejected[err]++;
 		goto out;
@@ -419,17 +449,32 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 		chan_on_ack(ctx, ch, v.ack, v.sack, now);
 	if (v.type == AMRMA_WIRE_ACK)
 		goto out;
-	/* a request runs only if its reply will fit; otherwise it is resent later */
-	if (v.type == AMRMA_WIRE_REQUEST && chan_queued(ch) >= CH_SLOTS) {
+	/* requests run only if each reply will fit; otherwise the frame is resent later */
+	if (v.nb_req != 0 && chan_queued(ch) + v.nb_req > CH_SLOTS) {
 		ctx->st.no_reply_room++;
 		goto out;
 	}
 	if (!chan_on_seq(ctx, ch, v.seq, now))
 		goto out;
-	if (v.type == AMRMA_WIRE_REQUEST)
-		keep = on_request(ctx, ch, m, &v);
-	else
-		keep = on_reply(ctx, ch, m, &v);
+	if (likely(!(v.flags & AMRMA_WIRE_F_MORE))) {
+		keep = dispatch(ctx, ch, m, &v, linear);
+		goto out;
+	}
+	/* a coalesced frame: its messages in order; a handler keeping the mbuf gets a
+	 * reference of its own */
+	ctx->st.rx_coalesced += v.nb_msgs - 1u;
+	for (;;) {
+		if (dispatch(ctx, ch, m, &v, linear)) {
+			struct rte_mbuf *seg;
+
+			/* freeing a chain drops a reference on every segment */
+			for (seg = m; seg != NULL; seg = seg->next)
+				rte_mbuf_refcnt_update(seg, 1);
+		}
+		if (v.more_len == 0)
+			break;
+		amrma_wire_next(&v);
+	}
 out:
 	if (!keep)
 		rte_pktmbuf_free(m);

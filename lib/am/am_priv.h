@@ -40,6 +40,9 @@ struct channel {
 	uint64_t rttvar;
 	uint32_t ops;		/* requests waiting for their reply */
 	bool dead;
+	bool in_open_list;
+	uint8_t open_msgs;	/* messages in the open frame */
+	struct rte_mbuf *open;	/* last queued frame, not sent yet: more messages may join */
 	/* receiver side */
 	bool in_ack_list;
 	bool ack_now;
@@ -90,6 +93,8 @@ struct amrma_ctx {
 	uint32_t nb_chan;
 	struct channel **ack_list;
 	uint32_t nb_ack;
+	struct channel **open_list;	/* channels with an open frame */
+	uint32_t nb_open;
 	/* operations */
 	struct op *ops;
 	uint32_t *op_free;
@@ -104,7 +109,8 @@ struct amrma_ctx {
 	void *hook_arg;
 	void *priv;
 	struct rte_mbuf *tx[TX_BUF];
-	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* payloads split across segments */
+	/* payloads split across segments; whole coalesced frames that arrived in several */
+	uint8_t scratch[AMRMA_WIRE_HDR_LEN + 8 * AMRMA_WIRE_MAX_ARGS + AMRMA_WIRE_MAX_PAYLOAD];
 } __rte_cache_aligned;
 
 struct handler_ent {
@@ -125,6 +131,7 @@ struct amrma_node {
 	uint64_t dead_tsc;
 	uint64_t tick_tsc;
 	uint16_t max_payload;
+	uint16_t coalesce_max;	/* largest coalesced frame we build; 0: never coalesce */
 	uint32_t service_id;
 	bool has_service;
 	struct handler_ent handlers[AMRMA_WIRE_MAX_HANDLERS];
@@ -132,7 +139,8 @@ struct amrma_node {
 };
 
 /* channel.c: reliability */
-int chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m);
+int chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool open);
+void chan_close_all(struct amrma_ctx *ctx);
 void chan_push(struct amrma_ctx *ctx, struct channel *ch);
 void chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sack,
 		 uint64_t now);
@@ -155,6 +163,8 @@ struct rte_mbuf *frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 struct rte_mbuf *frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 				   const struct amrma_wire_fields *f, const uint64_t *args,
 				   struct rte_mbuf *payload);
+bool frame_append(struct amrma_ctx *ctx, struct channel *ch, const struct amrma_wire_fields *f,
+		  const uint64_t *args, const void *payload);
 void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 		    uint32_t seq);
 void ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m);

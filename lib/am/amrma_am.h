@@ -109,6 +109,12 @@ struct amrma_node_conf {
 					 *   that cannot corrupt, e.g. memif; needs the peer's
 					 *   require_csum off). With both off the link is trusted
 					 *   and no checksum (IP or UDP) is verified on RX */
+	uint16_t coalesce_frame;	/**< requests and replies (with contiguous payloads)
+					 *   to one endpoint issued between two TX flushes
+					 *   share frames up to this many bytes, Ethernet header
+					 *   included (capped by the MTU); 0: one message per
+					 *   frame. Default 1514. Nothing waits for company:
+					 *   a frame leaves at the next flush as it is */
 };
 
 /** Fill conf with defaults (node_id 0, 1 context, window 64, rto 2 ms, 8 retries...). */
@@ -235,6 +241,8 @@ struct amrma_am_stats {
 	uint64_t peers_dead;
 	uint64_t peer_restarts;		/**< newer incarnation seen: channel reset */
 	uint64_t stale_epoch;		/**< frames of or for an older incarnation */
+	uint64_t tx_coalesced;		/**< messages sent in another message's frame */
+	uint64_t rx_coalesced;		/**< messages received in another message's frame */
 };
 
 /** Copy ctx's counters into out. */

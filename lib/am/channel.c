@@ -31,13 +31,14 @@ transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t n
 	ctx_tx(ctx, s->m);
 }
 
-/* Send frames queued beyond the window as the window opens. */
+/* Send queued frames as the window opens; the open frame waits to be closed. */
 void
 chan_push(struct amrma_ctx *ctx, struct channel *ch)
 {
 	uint16_t window = ctx->node->conf.window;
+	uint32_t end = ch->snd_nxt - (ch->open != NULL);
 
-	while (ch->snd_sent != ch->snd_nxt && ch->snd_sent - ch->snd_una < window) {
+	while (ch->snd_sent != end && ch->snd_sent - ch->snd_una < window) {
 		struct txslot *s = &ch->slot[ch->snd_sent & (CH_SLOTS - 1)];
 
 		frame_finalize(ctx, ch, s->m, ch->snd_sent);
@@ -46,13 +47,27 @@ chan_push(struct amrma_ctx *ctx, struct channel *ch)
 	}
 }
 
+/*
+ * Queue a frame. With open, later messages to the same endpoint may join it
+ * (frame_append) until the context's next TX flush closes it; a frame queued after it
+ * closes it first, so frames keep their order.
+ */
 int
-chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m)
+chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool open)
 {
 	struct txslot *s;
 
 	if (chan_queued(ch) >= CH_SLOTS)
 		return -EAGAIN;
+	ch->open = NULL;
+	if (open && ctx->node->coalesce_max != 0 && m->nb_segs == 1) {
+		ch->open = m;
+		ch->open_msgs = 1;
+		if (!ch->in_open_list) {
+			ch->in_open_list = true;
+			ctx->open_list[ctx->nb_open++] = ch;
+		}
+	}
 	s = &ch->slot[ch->snd_nxt & (CH_SLOTS - 1)];
 	s->m = m;
 	s->sent_tsc = 0;
@@ -62,6 +77,22 @@ chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m)
 	ch->snd_nxt++;
 	chan_push(ctx, ch);
 	return 0;
+}
+
+/* Every open frame leaves: the flush that sends them is about to happen. */
+void
+chan_close_all(struct amrma_ctx *ctx)
+{
+	/* popped before the push, so the list is consistent whatever the push does */
+	while (ctx->nb_open != 0) {
+		struct channel *ch = ctx->open_list[--ctx->nb_open];
+
+		ch->in_open_list = false;
+		if (ch->open != NULL) {
+			ch->open = NULL;
+			chan_push(ctx, ch);
+		}
+	}
 }
 
 static void
@@ -256,6 +287,7 @@ chan_drop(struct amrma_ctx *ctx, struct channel *ch, int status)
 {
 	uint32_t seq;
 
+	ch->open = NULL;
 	for (seq = ch->snd_una; seq != ch->snd_nxt; seq++)
 		slot_release(&ch->slot[seq & (CH_SLOTS - 1)]);
 	ch->snd_una = ch->snd_sent = ch->snd_nxt;

@@ -59,6 +59,32 @@ frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 }
 
 /*
+ * Add a message to the channel's open frame (the last one queued, not sent yet) when it
+ * fits there; one frame then carries several messages for the cost of one.
+ */
+bool
+frame_append(struct amrma_ctx *ctx, struct channel *ch, const struct amrma_wire_fields *f,
+	     const uint64_t *args, const void *payload)
+{
+	struct rte_mbuf *m = ch->open;
+	size_t n = amrma_wire_sub_len(f->nargs, f->payload_len);
+	char *p;
+
+	if (m == NULL || ch->open_msgs >= AMRMA_WIRE_MAX_BUNDLE ||
+	    rte_pktmbuf_data_len(m) + n > ctx->node->coalesce_max)
+		return false;
+	p = rte_pktmbuf_append(m, (uint16_t)n);
+	if (p == NULL)
+		return false;
+	amrma_wire_sub_put(p, f, args, payload);
+	/* lengths and checksums are settled once, when the frame is finalized */
+	amrma_wire_hdr_of(rte_pktmbuf_mtod(m, void *))->flags |= AMRMA_WIRE_F_MORE;
+	ch->open_msgs++;
+	ctx->st.tx_coalesced++;
+	return true;
+}
+
+/*
  * Set the fields only known at first transmission (seq, piggybacked ack) and the
  * checksum. The mbuf is still exclusively ours here; after this it may be shared with
  * the port or, on net_ring, with the receiver, so it is never written again.
@@ -77,6 +103,8 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 	h->sack = rte_cpu_to_be_32((uint32_t)ch->rcv_mask);
 	ch->ack_pending = 0;
 	ch->ack_now = false;
+	if (h->flags & AMRMA_WIRE_F_MORE)
+		amrma_wire_set_len(frame, rte_pktmbuf_data_len(m));
 
 	if (!ctx->node->conf.tx_csum) {
 		udp->dgram_cksum = 0;
@@ -94,8 +122,8 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 	}
 }
 
-void
-ctx_tx_flush(struct amrma_ctx *ctx)
+static void
+tx_burst(struct amrma_ctx *ctx)
 {
 	uint16_t n = ctx->nb_tx, sent;
 
@@ -109,11 +137,20 @@ ctx_tx_flush(struct amrma_ctx *ctx)
 	ctx->nb_tx = n - sent;
 }
 
+/* Close the open frames (they join the TX queue) and hand the queue to the port. */
+void
+ctx_tx_flush(struct amrma_ctx *ctx)
+{
+	if (ctx->nb_open != 0)
+		chan_close_all(ctx);
+	tx_burst(ctx);
+}
+
 void
 ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
 {
 	if (ctx->nb_tx == TX_BUF) {
-		ctx_tx_flush(ctx);
+		tx_burst(ctx);
 		if (ctx->nb_tx == TX_BUF) {
 			/* the port takes nothing: drop; a held frame is resent by its timer */
 			ctx->st.tx_drops++;
@@ -124,5 +161,5 @@ ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
 	ctx->st.tx_bytes += m->pkt_len;
 	ctx->tx[ctx->nb_tx++] = m;
 	if (ctx->nb_tx == TX_BUF)
-		ctx_tx_flush(ctx);
+		tx_burst(ctx);
 }

@@ -31,6 +31,7 @@ amrma_node_conf_defaults(struct amrma_node_conf *c)
 	c->ack_every = 16;
 	c->require_csum = true;
 	c->tx_csum = true;
+	c->coalesce_frame = RTE_ETHER_MAX_LEN - RTE_ETHER_CRC_LEN;
 }
 
 static uint64_t
@@ -121,6 +122,7 @@ ctx_fini(struct amrma_ctx *ctx)
 	rte_free(ctx->peer_nb_ctx);
 	rte_free(ctx->all);
 	rte_free(ctx->ack_list);
+	rte_free(ctx->open_list);
 	rte_free(ctx->ops);
 	rte_free(ctx->op_free);
 }
@@ -175,6 +177,7 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 	}
 	node->max_payload = (uint16_t)RTE_MIN(data_room - AMRMA_WIRE_HDR_LEN,
 					      (uint32_t)AMRMA_WIRE_MAX_PAYLOAD);
+	node->coalesce_max = (uint16_t)RTE_MIN((uint32_t)c->coalesce_frame, data_room);
 	node->ctx = rte_zmalloc_socket(NULL, sizeof(*node->ctx) * c->nb_ctx,
 				       RTE_CACHE_LINE_SIZE, c->dev->socket_id);
 	if (node->ctx == NULL) {
@@ -220,7 +223,7 @@ ctx_add_peer(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *ma
 	struct amrma_node *node = ctx->node;
 	int socket = node->dev->socket_id;
 	uint32_t n = ctx->nb_chan + nb_ctx;
-	struct channel *arr, **all, **acks;
+	struct channel *arr, **all, **acks, **open;
 	uint16_t k;
 
 	arr = rte_zmalloc_socket(NULL, sizeof(*arr) * nb_ctx, RTE_CACHE_LINE_SIZE, socket);
@@ -230,7 +233,10 @@ ctx_add_peer(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *ma
 	acks = rte_realloc_socket(ctx->ack_list, sizeof(*acks) * n, 0, socket);
 	if (acks != NULL)
 		ctx->ack_list = acks;
-	if (arr == NULL || all == NULL || acks == NULL) {
+	open = rte_realloc_socket(ctx->open_list, sizeof(*open) * n, 0, socket);
+	if (open != NULL)
+		ctx->open_list = open;
+	if (arr == NULL || all == NULL || acks == NULL || open == NULL) {
 		rte_free(arr);
 		return -ENOMEM;
 	}

@@ -37,6 +37,9 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 	work += n;
 	if (ctx->hook != NULL)
 		work += ctx->hook(ctx, ctx->hook_arg);
+	/* frames built in this poll carry the acks: send them before deciding on acks */
+	if (ctx->nb_open != 0)
+		chan_close_all(ctx);
 	if (ctx->nb_ack != 0)
 		chan_send_acks(ctx, now, false);
 	if (now >= ctx->next_tick) {
@@ -174,5 +177,6 @@ amrma_am_stats_foreach(const struct amrma_am_stats *s,
 	F(requests_handled); F(replies_handled); F(auto_replies); F(rule_violations);
 	F(retransmits); F(fast_retransmits); F(timeouts); F(acks_sent); F(tx_drops); F(ops_completed);
 	F(ops_failed); F(peers_dead); F(peer_restarts); F(stale_epoch);
+	F(tx_coalesced); F(rx_coalesced);
 #undef F
 }

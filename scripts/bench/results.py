@@ -103,6 +103,26 @@ def cmd_ratios(a):
                     obj["target"] = ">= %.2f" % RATE_TARGET
                     obj["met"] = v >= RATE_TARGET
                 line(obj)
+    # one message per frame (coalescing off), against the raw rate and against coalescing
+    rate = find(res, "am_rate", 64, m)
+    single = find(res, "am_rate_nocoalesce", 64, m)
+    pps = find(res, "raw_pps", 64, m)
+    if single and pps and pps["value"] > 0:
+        line({"name": "am_rate_nocoalesce_vs_raw_pps", "value": round(single["value"] / pps["value"], 4),
+              "unit": "x", "size": 64, "mode": m, "repeat": single.get("repeat"),
+              "stat": "ratio of medians", "frame": pps.get("frame"), "load1": load1})
+    if single and rate and single["value"] > 0:
+        a_runs, s_runs = rate.get("runs", []), single.get("runs", [])
+        obj = {"name": "am_rate_vs_nocoalesce", "unit": "x", "size": 64, "mode": m,
+               "load1": load1}
+        if len(a_runs) == len(s_runs) > 1 and all(x > 0 for x in s_runs):
+            runs = [round(x / y, 3) for x, y in zip(a_runs, s_runs)]
+            obj.update(value=round(statistics.median(runs), 3), repeat=len(runs),
+                       stat="median of per-round ratios", runs=runs)
+        else:
+            obj.update(value=round(rate["value"] / single["value"], 3),
+                       stat="ratio of medians")
+        line(obj)
     return 0
 
 
@@ -246,6 +266,7 @@ set key left top
     # rates: bars in millions per second, one cluster per mode
     bars = [("am_rate", "amrma AM req/reply pairs, 64 B"),
             ("am_rate_nocsum", "the same without UDP csum"),
+            ("am_rate_nocoalesce", "the same, one message per frame"),
             ("raw_pps", "testpmd pkts, 64 B frames"),
             ("raw_pps_am_frame", "testpmd pkts, 146 B frames")]
     dat = os.path.join(a.dir, "rate.dat")

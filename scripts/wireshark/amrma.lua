@@ -12,6 +12,8 @@ local MAX_ARGS = 8
 local MAX_CTX = 64
 local MAX_PAYLOAD = 9000
 local NO_HANDLER = 0xffff
+local SUB_LEN = 12
+local MAX_BUNDLE = 64
 
 local amrma = Proto("amrma", "amrma Active Messages")
 
@@ -22,7 +24,8 @@ f.version = ProtoField.uint8("amrma.version", "Version", base.DEC)
 f.type = ProtoField.uint8("amrma.type", "Type", base.DEC, type_names)
 f.flags = ProtoField.uint8("amrma.flags", "Flags", base.HEX)
 f.ack_valid = ProtoField.bool("amrma.flags.ack_valid", "ACK_VALID", 8, nil, 0x01)
-f.reserved = ProtoField.uint8("amrma.flags.reserved", "Reserved", base.HEX, nil, 0xfe)
+f.more = ProtoField.bool("amrma.flags.more", "MORE (coalesced)", 8, nil, 0x02)
+f.reserved = ProtoField.uint8("amrma.flags.reserved", "Reserved", base.HEX, nil, 0xfc)
 f.nargs = ProtoField.uint8("amrma.nargs", "Arguments", base.DEC)
 f.handler = ProtoField.uint16("amrma.handler", "Handler", base.DEC)
 f.src_ctx = ProtoField.uint8("amrma.src_ctx", "Source context", base.DEC)
@@ -39,6 +42,14 @@ f.src_epoch = ProtoField.uint32("amrma.src_epoch", "Source epoch", base.DEC)
 f.dst_epoch = ProtoField.uint32("amrma.dst_epoch", "Destination epoch", base.DEC)
 f.arg = ProtoField.uint64("amrma.arg", "Argument", base.HEX)
 f.payload = ProtoField.bytes("amrma.payload", "Payload")
+f.msgs = ProtoField.uint8("amrma.msgs", "Messages in frame", base.DEC)
+-- the further messages of a coalesced frame (AMRMA_WIRE_F_MORE)
+f.msg_type = ProtoField.uint8("amrma.msg.type", "Type", base.DEC, type_names)
+f.msg_nargs = ProtoField.uint8("amrma.msg.nargs", "Arguments", base.DEC)
+f.msg_handler = ProtoField.uint16("amrma.msg.handler", "Handler", base.DEC)
+f.msg_payload_len = ProtoField.uint16("amrma.msg.payload_len", "Payload length", base.DEC)
+f.msg_status = ProtoField.int16("amrma.msg.status", "Status", base.DEC)
+f.msg_token = ProtoField.uint32("amrma.msg.token", "Token", base.HEX)
 
 local ex_truncated = ProtoExpert.new("amrma.truncated", "amrma header truncated",
 	expert.group.MALFORMED, expert.severity.ERROR)
@@ -51,7 +62,10 @@ local ex_flags = ProtoExpert.new("amrma.bad_flags", "Reserved flag bits set",
 local ex_nargs = ProtoExpert.new("amrma.too_many_args", "More than 8 arguments",
 	expert.group.MALFORMED, expert.severity.ERROR)
 local ex_length = ProtoExpert.new("amrma.length_mismatch",
-	"UDP payload length differs from 40 + 8 * nargs + payload_len",
+	"UDP payload length differs from 40 + 8 * nargs + payload_len (+ further messages)",
+	expert.group.MALFORMED, expert.severity.ERROR)
+local ex_msg = ProtoExpert.new("amrma.bad_message",
+	"Malformed further message (type, arguments, handler, length or count)",
 	expert.group.MALFORMED, expert.severity.ERROR)
 local ex_payload = ProtoExpert.new("amrma.payload_too_long", "Payload over 9000 bytes",
 	expert.group.MALFORMED, expert.severity.ERROR)
@@ -62,7 +76,54 @@ local ex_ack = ProtoExpert.new("amrma.ack_not_empty", "ACK carries arguments or 
 local ex_ctx = ProtoExpert.new("amrma.ctx_port_mismatch",
 	"Context differs from UDP port - base", expert.group.MALFORMED, expert.severity.ERROR)
 amrma.experts = { ex_truncated, ex_version, ex_type, ex_flags, ex_nargs, ex_length,
-	ex_payload, ex_handler, ex_ack, ex_ctx }
+	ex_payload, ex_handler, ex_ack, ex_ctx, ex_msg }
+
+-- The further messages of a coalesced frame from off to len; returns how many.
+local function dissect_more(tvb, t, off, len)
+	local n = 0
+	while off < len do
+		if off + SUB_LEN > len or tvb:len() < off + SUB_LEN then
+			t:add_proto_expert_info(ex_msg)
+			break
+		end
+		local mtype = tvb(off, 1):uint()
+		local nargs = tvb(off + 1, 1):uint()
+		local handler = tvb(off + 2, 2):uint()
+		local plen = tvb(off + 4, 2):uint()
+		local size = SUB_LEN + 8 * nargs + plen
+		local mt = t:add(amrma, tvb(off, math.min(size, tvb:len() - off)),
+			string.format("Message %d: %s h=%d nargs=%d len=%d", n + 2,
+				type_names[mtype] or ("type " .. mtype), handler, nargs, plen))
+		mt:add(f.msg_type, tvb(off, 1))
+		mt:add(f.msg_nargs, tvb(off + 1, 1))
+		mt:add(f.msg_handler, tvb(off + 2, 2))
+		mt:add(f.msg_payload_len, tvb(off + 4, 2))
+		mt:add(f.msg_status, tvb(off + 6, 2))
+		mt:add(f.msg_token, tvb(off + 8, 4))
+		n = n + 1
+		if (mtype ~= 1 and mtype ~= 2) or nargs > MAX_ARGS or plen > MAX_PAYLOAD or
+		    off + size > len or n + 1 > MAX_BUNDLE or
+		    (handler == NO_HANDLER and mtype == 1) or
+		    (handler ~= NO_HANDLER and handler >= 256) then
+			mt:add_proto_expert_info(ex_msg)
+			break
+		end
+		local a = off + SUB_LEN
+		for _ = 1, nargs do
+			if tvb:len() < a + 8 then
+				break
+			end
+			mt:add(f.arg, tvb(a, 8))
+			a = a + 8
+		end
+		local avail = math.min(plen, tvb:len() - a)
+		if avail > 0 then
+			mt:add(f.payload, tvb(a, avail))
+		end
+		off = off + size
+	end
+	return n
+end
 
 amrma.prefs.udp_base = Pref.uint("UDP base port", 7000,
 	"UDP port of context 0; ports base .. base+63 are decoded as amrma")
@@ -97,8 +158,13 @@ function amrma.dissector(tvb, pinfo, tree)
 	local flags = tvb(2, 1):uint()
 	local fl = t:add(f.flags, tvb(2, 1))
 	fl:add(f.ack_valid, tvb(2, 1))
+	local mi = fl:add(f.more, tvb(2, 1))
+	local more = bit.band(flags, 0x02) ~= 0
+	if more and ftype == 3 then
+		mi:add_proto_expert_info(ex_flags)
+	end
 	local ri = fl:add(f.reserved, tvb(2, 1))
-	if bit.band(flags, 0xfe) ~= 0 then
+	if bit.band(flags, 0xfc) ~= 0 then
 		ri:add_proto_expert_info(ex_flags)
 	end
 	local nargs = tvb(3, 1):uint()
@@ -142,7 +208,8 @@ function amrma.dissector(tvb, pinfo, tree)
 	if tvb(36, 4):uint() == 0 then
 		de:append_text(" (not known yet)")
 	end
-	if len ~= HDR_LEN + 8 * nargs + plen then
+	local first_len = HDR_LEN + 8 * nargs + plen
+	if (not more and len ~= first_len) or (more and len <= first_len) then
 		pi:add_proto_expert_info(ex_length)
 	end
 	if ftype == 3 and (nargs > 0 or plen > 0) then
@@ -162,10 +229,18 @@ function amrma.dissector(tvb, pinfo, tree)
 	if avail > 0 then
 		t:add(f.payload, tvb(off, avail))
 	end
+	local nmore = 0
+	if more and len > first_len then
+		nmore = dissect_more(tvb, t, first_len, len)
+	end
+	t:add(f.msgs, ftype == 3 and 0 or 1 + nmore):set_generated()
 
 	pinfo.cols.info = string.format("%s seq=%d ctx %d->%d node %d->%d h=%d nargs=%d len=%d",
 		type_names[ftype] or ("type " .. ftype), tvb(12, 4):uint(), tvb(6, 1):uint(),
 		tvb(7, 1):uint(), tvb(8, 2):uint(), tvb(10, 2):uint(), tvb(4, 2):uint(), nargs, plen)
+	if nmore > 0 then
+		pinfo.cols.info = string.format("%s +%d coalesced", tostring(pinfo.cols.info), nmore)
+	end
 end
 
 -- (Re)register the port range: called at load and whenever the preference changes.

@@ -305,6 +305,12 @@ test_faults(void **state)
 	}
 	assert_true(sum.retransmits > 0);
 	assert_true(sum.duplicates > 0);
+	/* the faults hit coalesced frames too */
+	for (i = 0; i < 3; i++) {
+		amrma_node_stats_get(h.n[i].node, &st);
+		sum.rx_coalesced += st.rx_coalesced;
+	}
+	assert_true(sum.rx_coalesced > 0);
 	assert_true(sum.rx_rejected[AMRMA_WIRE_ERR_BAD_UDP_CSUM] +
 		    sum.rx_rejected[AMRMA_WIRE_ERR_BAD_IP_CSUM] > 0);
 	/* stop injecting so the final acks get through, then nothing may be left held */
@@ -312,6 +318,85 @@ test_faults(void **state)
 		h.n[i].fault.drop_pct = h.n[i].fault.dup_pct = h.n[i].fault.reorder_pct =
 			h.n[i].fault.corrupt_pct = 0;
 	quiesce_and_destroy(&h);
+}
+
+/* n requests of 64 bytes from node 0 to node 1 issued before one poll; all verified. */
+static void
+coalesce_run(unsigned int coalesce_frame, unsigned int split_pct, struct amrma_am_stats *s0,
+	     struct amrma_am_stats *s1)
+{
+	const uint32_t n = 300;
+	struct amrma_node_conf c;
+	struct harness h;
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	struct target t = { .n = n };
+	uint8_t buf[64];
+	uint64_t args[2];
+	uint32_t i;
+	int ret;
+
+	h_conf(&c);
+	c.coalesce_frame = (uint16_t)coalesce_frame;
+	assert_int_equal(h_create(&h, 2, 1, &c), 0);
+	register_all(&h);
+	if (split_pct) {
+		h_faults(&h, 0, 0, 0, 0, 0, 0x5917);
+		h_faults(&h, 1, 0, 0, 0, 0, 0x5918);
+		h.n[0].fault.split_pct = h.n[1].fault.split_pct = split_pct;
+	}
+	memset(&L, 0, sizeof(L));
+	for (i = 0; i < n; i++) {
+		args[0] = i;
+		args[1] = fill(buf, i, sizeof(buf));
+		/* without coalescing the channel's request slots run out: poll and retry */
+		while ((ret = amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, buf,
+					       sizeof(buf), load_done,
+					       (void *)(uintptr_t)i)) == -EAGAIN)
+			h_step(&h);
+		assert_int_equal(ret, 0);
+	}
+	assert_true(h_run_until(&h, all_done, &t, 10000));
+	check_exactly_once(n);
+	amrma_node_stats_get(h.n[0].node, s0);
+	amrma_node_stats_get(h.n[1].node, s1);
+	assert_int_equal(s1->requests_handled, n);
+	assert_int_equal(s0->replies_handled, n);
+	if (split_pct)
+		assert_true(h.n[0].fault.split > 0 && h.n[1].fault.split > 0);
+	quiesce_and_destroy(&h);
+}
+
+static void
+test_coalesce(void **state)
+{
+	struct amrma_am_stats s0, s1;
+	/* a 64-byte request with 2 arguments takes 12 + 16 + 64 bytes in a shared frame */
+	const uint64_t per_frame = 1 + (1514 - (AMRMA_WIRE_HDR_LEN + 16 + 64)) / 92;
+
+	RTE_SET_USED(state);
+	coalesce_run(1514, 0, &s0, &s1);
+	/* 300 requests left in frames of per_frame, the replies likewise */
+	assert_true(s0.tx_coalesced > 0);
+	assert_int_equal(s1.rx_coalesced, s0.tx_coalesced);
+	assert_int_equal(s0.rx_coalesced, s1.tx_coalesced);
+	assert_true(s1.tx_coalesced > 0);
+	assert_true(s1.rx_frames - s1.duplicates <= (300 + per_frame - 1) / per_frame +
+		    s0.acks_sent);
+	printf("coalesced: %" PRIu64 " request frames for 300 requests (%" PRIu64
+	       " per frame at most), %" PRIu64 " reply frames\n",
+	       s1.rx_frames - s0.acks_sent, per_frame, s0.rx_frames - s1.acks_sent);
+
+	/* off: one frame per message */
+	coalesce_run(0, 0, &s0, &s1);
+	assert_int_equal(s0.tx_coalesced + s1.tx_coalesced + s0.rx_coalesced + s1.rx_coalesced, 0);
+	assert_true(s1.rx_frames >= 300);
+
+	/* frames that arrive in two segments (small RX buffers): the coalesced ones are
+	 * parsed from a copy, the others as chains */
+	coalesce_run(1514, 50, &s0, &s1);
+	assert_true(s1.rx_coalesced > 0);
+	assert_int_equal(s0.rx_rejected[AMRMA_WIRE_ERR_TRUNCATED] +
+			 s1.rx_rejected[AMRMA_WIRE_ERR_TRUNCATED], 0);
 }
 
 static void
@@ -352,7 +437,9 @@ test_dead_peer(void **state)
 	amrma_node_stats_get(h.n[0].node, &st);
 	assert_int_equal(st.peers_dead, 1);
 	assert_int_equal(st.ops_failed, 10);
-	assert_int_equal(st.retransmits, 5 * 10);
+	/* the ten requests left together in one frame, resent five times */
+	assert_int_equal(st.tx_coalesced, 9);
+	assert_int_equal(st.retransmits, 5 * (10 - st.tx_coalesced));
 	h.n[1].frozen = false;
 	quiesce_and_destroy(&h);
 }
@@ -642,6 +729,7 @@ main(void)
 		cmocka_unit_test(test_three_nodes_many_contexts),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_dead_peer),
+		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),
 	};

@@ -80,6 +80,36 @@ chance(struct h_fault *f, uint32_t pct)
 	return pct != 0 && rng_next(&f->rng) % 100 < pct;
 }
 
+/* Copy m into two chained segments cut at a random offset behind the headers, as a port
+ * with small RX buffers delivers it; m itself may be the sender's held frame. */
+static struct rte_mbuf *
+split_frame(struct h_fault *f, struct rte_mbuf *m)
+{
+	const uint32_t min = AMRMA_WIRE_HDR_LEN + 8 * AMRMA_WIRE_MAX_ARGS;
+	uint32_t len = rte_pktmbuf_pkt_len(m), off;
+	struct rte_mbuf *a, *b;
+	char *pa, *pb;
+
+	if (m->nb_segs != 1 || len <= min + 1)
+		return m;
+	off = min + (uint32_t)(rng_next(&f->rng) % (len - min - 1)) + 1;
+	a = rte_pktmbuf_alloc(m->pool);
+	b = rte_pktmbuf_alloc(m->pool);
+	pa = a ? rte_pktmbuf_append(a, (uint16_t)off) : NULL;
+	pb = b ? rte_pktmbuf_append(b, (uint16_t)(len - off)) : NULL;
+	if (pa == NULL || pb == NULL || rte_pktmbuf_chain(a, b) != 0) {
+		rte_pktmbuf_free(a);
+		rte_pktmbuf_free(b);
+		return m;
+	}
+	memcpy(pa, rte_pktmbuf_mtod(m, char *), off);
+	memcpy(pb, rte_pktmbuf_mtod_offset(m, char *, off), len - off);
+	a->ol_flags = m->ol_flags;
+	rte_pktmbuf_free(m);
+	f->split++;
+	return a;
+}
+
 static uint16_t
 fault_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
 	 uint16_t max, void *arg)
@@ -114,6 +144,8 @@ fault_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
 			m = c;
 			f->corrupted++;
 		}
+		if (chance(f, f->split_pct))
+			m = split_frame(f, m);
 		if (f->held == NULL && chance(f, f->reorder_pct)) {
 			f->held = m;
 			f->reordered++;

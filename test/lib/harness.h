@@ -23,10 +23,11 @@ struct h_fault {
 	uint32_t dup_pct;
 	uint32_t reorder_pct;
 	uint32_t corrupt_pct;
+	uint32_t split_pct;	/* deliver as two segments, split behind the headers */
 	bool blackhole;		/* drop everything (a dead node) */
 	uint64_t rng;
 	/* what was done */
-	uint64_t dropped, duplicated, reordered, corrupted;
+	uint64_t dropped, duplicated, reordered, corrupted, split;
 	struct rte_mbuf *held;	/* reordered frame, released on a later burst */
 };
 

@@ -320,6 +320,164 @@ test_template_and_checksum(void **state)
 }
 
 /* Random garbage never crashes the parser and never passes it. */
+/* A coalesced frame: a request with n_more further messages, every one distinct. */
+static int
+build_coalesced(uint8_t *buf, size_t cap, unsigned int n_more)
+{
+	struct amrma_wire_fields f;
+	size_t len;
+	unsigned int i;
+	int h;
+
+	fields(&f);
+	f.nargs = 1;
+	f.payload_len = 64;
+	h = amrma_wire_build_hdr(buf, cap, &addr, &f, args);
+	assert_true(h > 0);
+	memcpy(buf + h, payload, 64);
+	len = (size_t)h + 64;
+	for (i = 0; i < n_more; i++) {
+		f.type = (i & 1) ? AMRMA_WIRE_REPLY : AMRMA_WIRE_REQUEST;
+		f.nargs = i % 3;
+		f.handler = (i % 5 == 4 && f.type == AMRMA_WIRE_REPLY) ?
+			    AMRMA_WIRE_NO_HANDLER : (uint16_t)(20 + i);
+		f.payload_len = (uint16_t)(i * 7 % 50);
+		f.status = (int16_t)-i;
+		f.token = 1000 + i;
+		if (len + amrma_wire_sub_len(f.nargs, f.payload_len) > cap)
+			return -1;
+		amrma_wire_sub_put(buf + len, &f, args, payload + i);
+		len += amrma_wire_sub_len(f.nargs, f.payload_len);
+	}
+	if (n_more)
+		amrma_wire_hdr_of(buf)->flags |= AMRMA_WIRE_F_MORE;
+	amrma_wire_set_len(buf, len);
+	amrma_wire_udp_csum_set(buf, len);
+	return (int)len;
+}
+
+static void
+test_coalesced(void **state)
+{
+	static uint8_t b[9000];
+	struct amrma_wire_view v;
+	unsigned int i, n = 12;
+	int len;
+
+	(void)state;
+	len = build_coalesced(b, sizeof(b), n);
+	assert_true(len > 0);
+	assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
+	assert_int_equal(v.nb_msgs, n + 1);
+	assert_int_equal(v.nb_req, 1 + n / 2);
+	assert_int_equal(v.type, AMRMA_WIRE_REQUEST);
+	assert_int_equal(v.payload_len, 64);
+	assert_memory_equal(v.payload, payload, 64);
+	assert_int_equal(amrma_wire_arg(&v, 0), args[0]);
+	for (i = 0; i < n; i++) {
+		assert_true(v.more_len != 0);
+		amrma_wire_next(&v);
+		assert_int_equal(v.type, (i & 1) ? AMRMA_WIRE_REPLY : AMRMA_WIRE_REQUEST);
+		assert_int_equal(v.nargs, i % 3);
+		assert_int_equal(v.token, 1000 + i);
+		assert_int_equal(v.status, -(int)i);
+		assert_int_equal(v.payload_len, i * 7 % 50);
+		assert_memory_equal(v.payload, payload + i, v.payload_len);
+		if (v.nargs > 1)
+			assert_true(amrma_wire_arg(&v, 1) == args[1]);
+		/* frame-level fields are the header's */
+		assert_int_equal(v.seq, 0xfffffff0u);
+		assert_int_equal(v.src_node, 1);
+	}
+	assert_int_equal(v.more_len, 0);
+	/* every cut of a coalesced frame is rejected */
+	for (i = 0; i < (unsigned int)len; i++)
+		assert_int_not_equal(amrma_wire_parse(b, i, &rxp, &v), AMRMA_WIRE_OK);
+	/* most messages a frame may hold */
+	len = build_coalesced(b, sizeof(b), AMRMA_WIRE_MAX_BUNDLE - 1);
+	assert_true(len > 0);
+	assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
+	assert_int_equal(v.nb_msgs, AMRMA_WIRE_MAX_BUNDLE);
+	len = build_coalesced(b, sizeof(b), AMRMA_WIRE_MAX_BUNDLE);
+	assert_true(len > 0);
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, amrma_wire_parse(b, len, &rxp, &v));
+	/* headers-only parsing cannot see the further messages: it refuses them */
+	len = build_coalesced(b, sizeof(b), 2);
+	REJECT(AMRMA_WIRE_ERR_TRUNCATED, amrma_wire_parse_hdr(b, AMRMA_WIRE_HDR_LEN + 8, len,
+								&rxp, &v));
+}
+
+/* Change byte off of a valid coalesced frame (checksums fixed) and parse it. */
+static enum amrma_wire_err
+mutate_coalesced(size_t off, uint8_t val, int grow)
+{
+	static uint8_t b[2048];
+	struct amrma_wire_view v;
+	int len = build_coalesced(b, sizeof(b), 3);
+
+	b[off] = val;
+	len += grow;
+	amrma_wire_set_len(b, len);
+	amrma_wire_udp_csum_set(b, len);
+	return amrma_wire_parse(b, len, &rxp, &v);
+}
+
+static void
+test_coalesced_rejections(void **state)
+{
+	/* the first further message starts after the header (82 + 8 args) and 64 bytes */
+	const size_t s = AMRMA_WIRE_HDR_LEN + 8 + 64;
+	static uint8_t b[2048];
+	struct amrma_wire_view v;
+	int len;
+
+	(void)state;
+	assert_int_equal(mutate_coalesced(s, AMRMA_WIRE_REQUEST, 0), AMRMA_WIRE_OK);
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate_coalesced(s, AMRMA_WIRE_ACK, 0));
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate_coalesced(s, 0, 0));
+	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate_coalesced(s + 1, 9, 0));
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s + 1, 8, 0));	/* runs over */
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s + 4, 0xff, 0));	/* len */
+	REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, mutate_coalesced(s + 2, 0x01, 0));	/* 276 */
+	REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, mutate_coalesced(s + 2, 0xff, 0)); /* request: 0xff14 */
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s, AMRMA_WIRE_REQUEST, 1));	/* tail */
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s, AMRMA_WIRE_REQUEST, -1));
+	/* F_MORE with nothing after the message, and on an ACK */
+	len = build_coalesced(b, sizeof(b), 0);
+	amrma_wire_hdr_of(b)->flags |= AMRMA_WIRE_F_MORE;
+	amrma_wire_udp_csum_set(b, len);
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, amrma_wire_parse(b, len, &rxp, &v));
+	{
+		struct amrma_wire_fields f;
+
+		fields(&f);
+		f.type = AMRMA_WIRE_ACK;
+		f.nargs = 0;
+		f.payload_len = 0;
+		f.handler = AMRMA_WIRE_NO_HANDLER;
+		len = amrma_wire_build_hdr(b, sizeof(b), &addr, &f, NULL);
+		amrma_wire_udp_csum_set(b, len);
+		assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
+		f.type = AMRMA_WIRE_REQUEST;
+		f.handler = 5;
+		amrma_wire_sub_put(b + len, &f, NULL, NULL);
+		len += (int)amrma_wire_sub_len(0, 0);
+		amrma_wire_hdr_of(b)->flags |= AMRMA_WIRE_F_MORE;
+		amrma_wire_set_len(b, len);
+		amrma_wire_udp_csum_set(b, len);
+		REJECT(AMRMA_WIRE_ERR_BAD_FLAGS, amrma_wire_parse(b, len, &rxp, &v));
+	}
+	/* further messages without F_MORE */
+	len = build_coalesced(b, sizeof(b), 2);
+	amrma_wire_hdr_of(b)->flags &= (uint8_t)~AMRMA_WIRE_F_MORE;
+	amrma_wire_udp_csum_set(b, len);
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, amrma_wire_parse(b, len, &rxp, &v));
+	/* a flipped bit anywhere in them breaks the checksum */
+	len = build_coalesced(b, sizeof(b), 2);
+	b[len - 3] ^= 0x10;
+	REJECT(AMRMA_WIRE_ERR_BAD_UDP_CSUM, amrma_wire_parse(b, len, &rxp, &v));
+}
+
 static void
 test_garbage(void **state)
 {
@@ -353,6 +511,8 @@ main(void)
 		cmocka_unit_test(test_parse_hdr),
 		cmocka_unit_test(test_template_and_checksum),
 		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_coalesced),
+		cmocka_unit_test(test_coalesced_rejections),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

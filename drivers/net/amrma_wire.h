@@ -275,9 +275,30 @@ amrma_wire_hdr_len(unsigned int nargs)
  * Append a further message (fields type, nargs, handler, payload_len, status, token of f)
  * at buf, which has room for amrma_wire_sub_len(f->nargs, f->payload_len) bytes.
  * The frame's header needs AMRMA_WIRE_F_MORE and amrma_wire_set_len() afterwards.
+ * Inline: it runs once per coalesced message.
  */
-void amrma_wire_sub_put(void *buf, const struct amrma_wire_fields *f, const uint64_t *args,
-			const void *payload);
+static inline void
+amrma_wire_sub_put(void *buf, const struct amrma_wire_fields *f, const uint64_t *args,
+		   const void *payload)
+{
+	struct amrma_wire_sub *s = (struct amrma_wire_sub *)buf;
+	uint8_t *p = (uint8_t *)(s + 1);
+	unsigned int i;
+
+	s->type = f->type;
+	s->nargs = f->nargs;
+	s->handler = rte_cpu_to_be_16(f->handler);
+	s->payload_len = rte_cpu_to_be_16(f->payload_len);
+	s->status = rte_cpu_to_be_16((uint16_t)f->status);
+	s->token = rte_cpu_to_be_32(f->token);
+	for (i = 0; i < f->nargs; i++, p += 8) {
+		uint64_t be = rte_cpu_to_be_64(args[i]);
+
+		memcpy(p, &be, sizeof(be));
+	}
+	if (f->payload_len)
+		memcpy(p, payload, f->payload_len);
+}
 
 /**
  * Set the IPv4 and UDP lengths of a frame that is now len bytes long (Ethernet header

@@ -324,29 +324,6 @@ amrma_wire_build_hdr(void *buf, size_t cap, const struct amrma_wire_addr *a,
 }
 
 void
-amrma_wire_sub_put(void *buf, const struct amrma_wire_fields *f, const uint64_t *args,
-		   const void *payload)
-{
-	struct amrma_wire_sub *s = buf;
-	uint8_t *p = (uint8_t *)(s + 1);
-	unsigned int i;
-
-	s->type = f->type;
-	s->nargs = f->nargs;
-	s->handler = rte_cpu_to_be_16(f->handler);
-	s->payload_len = rte_cpu_to_be_16(f->payload_len);
-	s->status = rte_cpu_to_be_16((uint16_t)f->status);
-	s->token = rte_cpu_to_be_32(f->token);
-	for (i = 0; i < f->nargs; i++, p += 8) {
-		uint64_t be = rte_cpu_to_be_64(args[i]);
-
-		memcpy(p, &be, sizeof(be));
-	}
-	if (f->payload_len)
-		memcpy(p, payload, f->payload_len);
-}
-
-void
 amrma_wire_set_len(void *frame, size_t len)
 {
 	struct rte_ipv4_hdr *ip = (void *)((uint8_t *)frame + sizeof(struct rte_ether_hdr));

@@ -15,7 +15,7 @@ check_size(const struct amrma_ctx *ctx, unsigned int nargs, const void *payload,
 {
 	if (nargs > AMRMA_WIRE_MAX_ARGS || (len != 0 && payload == NULL))
 		return -EINVAL;
-	if (len > amrma_am_max_payload(ctx, nargs))
+	if (len > max_payload(ctx, nargs))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -23,10 +23,7 @@ check_size(const struct amrma_ctx *ctx, unsigned int nargs, const void *payload,
 uint16_t
 amrma_am_max_payload(const struct amrma_ctx *ctx, unsigned int nargs)
 {
-	uint16_t max = ctx->node->max_payload;
-	unsigned int a = 8u * RTE_MIN(nargs, (unsigned int)AMRMA_WIRE_MAX_ARGS);
-
-	return max > a ? max - a : 0;
+	return max_payload(ctx, nargs);
 }
 
 /* Everything a request needs before its frame exists: rules, sizes, room. */
@@ -45,7 +42,7 @@ request_check(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler, unsi
 		ctx->now = rte_rdtsc();
 	if (nargs > AMRMA_WIRE_MAX_ARGS || handler >= AMRMA_WIRE_MAX_HANDLERS || done == NULL)
 		return -EINVAL;
-	if (len > amrma_am_max_payload(ctx, nargs))
+	if (len > max_payload(ctx, nargs))
 		return -EMSGSIZE;
 	ch = ctx_channel(ctx, dst.node, dst.ctx);
 	if (ch == NULL)

@@ -174,6 +174,16 @@ void ctx_tx_flush(struct amrma_ctx *ctx);
 void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);
 void am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected);
 
+/* amrma_am_max_payload() for the hot paths */
+static inline uint16_t
+max_payload(const struct amrma_ctx *ctx, unsigned int nargs)
+{
+	uint16_t max = ctx->node->max_payload;
+	unsigned int a = 8u * RTE_MIN(nargs, (unsigned int)AMRMA_WIRE_MAX_ARGS);
+
+	return max > a ? max - a : 0;
+}
+
 static inline struct channel *
 ctx_channel(struct amrma_ctx *ctx, uint16_t node, uint8_t pctx)
 {

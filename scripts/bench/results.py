@@ -99,6 +99,13 @@ def cmd_ratios(a):
                 obj = {"name": name, "value": round(v, 4), "unit": "x", "size": 64,
                        "mode": m, "repeat": rate.get("repeat"), "stat": "ratio of medians",
                        "frame": pps.get("frame"), "load1": load1}
+                a_runs, p_runs = rate.get("runs", []), pps.get("runs", [])
+                if len(a_runs) == len(p_runs) > 1 and all(x > 0 for x in p_runs):
+                    # round i's AM rate and packet rate ran minutes apart at most
+                    runs = [round(x / y, 4) for x, y in zip(a_runs, p_runs)]
+                    v = statistics.median(runs)
+                    obj.update(value=round(v, 4), repeat=len(runs),
+                               stat="median of per-round ratios", runs=runs)
                 if pps_name == "raw_pps":
                     obj["target"] = ">= %.2f" % RATE_TARGET
                     obj["met"] = v >= RATE_TARGET
@@ -108,9 +115,16 @@ def cmd_ratios(a):
     single = find(res, "am_rate_nocoalesce", 64, m)
     pps = find(res, "raw_pps", 64, m)
     if single and pps and pps["value"] > 0:
-        line({"name": "am_rate_nocoalesce_vs_raw_pps", "value": round(single["value"] / pps["value"], 4),
-              "unit": "x", "size": 64, "mode": m, "repeat": single.get("repeat"),
-              "stat": "ratio of medians", "frame": pps.get("frame"), "load1": load1})
+        obj = {"name": "am_rate_nocoalesce_vs_raw_pps", "unit": "x", "size": 64, "mode": m,
+               "value": round(single["value"] / pps["value"], 4),
+               "repeat": single.get("repeat"), "stat": "ratio of medians",
+               "frame": pps.get("frame"), "load1": load1}
+        s_runs, p_runs = single.get("runs", []), pps.get("runs", [])
+        if len(s_runs) == len(p_runs) > 1 and all(x > 0 for x in p_runs):
+            runs = [round(x / y, 4) for x, y in zip(s_runs, p_runs)]
+            obj.update(value=round(statistics.median(runs), 4), repeat=len(runs),
+                       stat="median of per-round ratios", runs=runs)
+        line(obj)
     if single and rate and single["value"] > 0:
         a_runs, s_runs = rate.get("runs", []), single.get("runs", [])
         obj = {"name": "am_rate_vs_nocoalesce", "unit": "x", "size": 64, "mode": m,
@@ -319,8 +333,13 @@ def cmd_merge(a):
         out["value"] = statistics.median(vals)
         out["runs"] = vals
         out["repeat"] = len(vals)
-        out["stat"] = "median of %d rounds (one process pair each, interleaved with " \
-                      "the raw echo)" % len(vals)
+        if out.get("tool") == "dpdk-testpmd":
+            out["stat"] = "median of %d rounds (each the median of its 1 s samples), " \
+                          "interleaved with the AM runs" % len(vals)
+            out.pop("samples", None)
+        else:
+            out["stat"] = "median of %d rounds (one process pair each, interleaved with " \
+                          "the raw echo)" % len(vals)
         for k, v in rows[0].items():
             if k in ("value", "size", "repeat", "runs") or isinstance(v, bool) or \
                     not isinstance(v, (int, float)):

@@ -460,7 +460,7 @@ test_coalesced_rejections(void **state)
 		assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
 		f.type = AMRMA_WIRE_REQUEST;
 		f.handler = 5;
-		amrma_wire_sub_put(b + len, &f, NULL, NULL);
+		amrma_wire_sub_put(b + len, &f, NULL, payload);
 		len += (int)amrma_wire_sub_len(0, 0);
 		amrma_wire_hdr_of(b)->flags |= AMRMA_WIRE_F_MORE;
 		amrma_wire_set_len(b, len);

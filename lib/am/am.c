@@ -37,9 +37,6 @@ request_check(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler, unsi
 		ctx->st.rule_violations++;
 		return -EPERM;
 	}
-	/* outside a poll the poll's clock may be old: frames are timed from now */
-	if (!ctx->in_poll)
-		ctx->now = rte_rdtsc();
 	if (nargs > AMRMA_WIRE_MAX_ARGS || handler >= AMRMA_WIRE_MAX_HANDLERS || done == NULL)
 		return -EINVAL;
 	if (len > max_payload(ctx, nargs))
@@ -85,8 +82,8 @@ request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, v
 	op->arg = arg;
 	op->ch = ch;
 	op->state = OP_WAIT;
-	if (ch->ops++ == 0)
-		ch->last_rx = ctx->now;	/* silence is measured from now */
+	if (ch->ops++ == 0)	/* silence is measured from now */
+		ch->last_rx = ctx->in_poll ? ctx->now : (ctx->now = rte_rdtsc());
 }
 
 int

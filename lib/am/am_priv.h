@@ -78,7 +78,8 @@ struct amrma_ctx {
 	uint16_t idx;
 	uint16_t nb_tx;
 	bool in_poll;
-	uint64_t now;			/* TSC at the start of this poll (one rdtsc per poll) */
+	uint32_t idle_polls;		/* polls since the clock was last read when idle */
+	uint64_t now;			/* TSC of this poll (at most one rdtsc per poll) */
 	/* handler bookkeeping */
 	uint8_t in_handler;
 	bool replied;

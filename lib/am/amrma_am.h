@@ -146,7 +146,10 @@ uint32_t amrma_node_epoch(const struct amrma_node *node);
 struct amrma_node *amrma_ctx_node(struct amrma_ctx *ctx);
 uint16_t amrma_ctx_index(const struct amrma_ctx *ctx);
 
-/** TSC read at the start of the context's current (or last) poll: layers reuse it. */
+/**
+ * TSC of the context's current (or last) poll: layers reuse it. An idle poll reads the
+ * clock only every 16th time, so the value may be that many idle polls old.
+ */
 uint64_t amrma_ctx_now(const struct amrma_ctx *ctx);
 
 /** The mempool this context builds frames from (for payload segments a layer fills). */

@@ -38,6 +38,10 @@ chan_push(struct amrma_ctx *ctx, struct channel *ch)
 	uint16_t window = ctx->node->conf.window;
 	uint32_t end = ch->snd_nxt - (ch->open != NULL);
 
+	/* outside a poll the poll's clock may be old: frames are timed from now (requests
+	 * are stamped here, when they leave, not when they are issued) */
+	if (!ctx->in_poll && ch->snd_sent != end)
+		ctx->now = rte_rdtsc();
 	while (ch->snd_sent != end && ch->snd_sent - ch->snd_una < window) {
 		struct txslot *s = &ch->slot[ch->snd_sent & (CH_SLOTS - 1)];
 

@@ -242,9 +242,11 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		}
 		return c;
 	}
-	if (nt && len >= 128) {
-		for (; nk > 0; nk--, a += st, c += len)
-			copy_dir(a, c, len, scatter, true);
+	if (len >= DGSM_PF_MID_MIN) {
+		for (; nk > 0; nk--, a += st, c += len) {
+			prefetch_mid((const void *)(uintptr_t)(a + DGSM_PF_MID_AHEAD * st), len);
+			copy_dir(a, c, len, scatter, nt);
+		}
 		return c;
 	}
 	switch (len) {
@@ -319,6 +321,11 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 					prefetch_chunk(base +
 						(uint64_t)h[j + 2].off, 0,
 						h[j + 2].len);
+				else if (len >= DGSM_PF_MID_MIN &&
+					 j + DGSM_PF_MID_AHEAD < nrun)
+					prefetch_mid((const void *)(uintptr_t)(base +
+						(uint64_t)h[j + DGSM_PF_MID_AHEAD].off),
+						h[j + DGSM_PF_MID_AHEAD].len);
 				if (len <= 64 && !nt)
 					/* short blocks: inline 4..64 B copies */
 					copy_short(a, c, len, scatter);

@@ -117,6 +117,24 @@ prefetch_chunk(uint64_t a, uint64_t st, uint64_t len)
 		__builtin_prefetch(nx + pl);
 }
 
+/*
+ * Mid-size chunks (128..511 B) with gaps between them starve the stream
+ * prefetcher as well, and one chunk ahead is too late: fetch the whole chunk
+ * `ahead` chunks ahead (a prefetch past the end of the data is only a hint).
+ */
+#define DGSM_PF_MID_MIN 128
+#define DGSM_PF_MID_AHEAD 4
+
+static inline void
+prefetch_mid(const void *p, uint64_t len)
+{
+	const char *nx = (const char *)p;
+	uint64_t pl;
+
+	for (pl = 0; pl < len; pl += 64)
+		__builtin_prefetch(nx + pl);
+}
+
 /* DGSM core, inline so the DGS-RM loops avoid calls per chunk. */
 
 static inline void

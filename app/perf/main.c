@@ -157,7 +157,8 @@ serve(const struct perf_opts *o)
 	uint64_t end = o->duration_s > 0 ?
 		rte_rdtsc() + (uint64_t)(o->duration_s * rte_get_tsc_hz()) : UINT64_MAX;
 
-	while (!app_stop && rte_rdtsc() < end) {
+	/* no clock read per poll unless a duration is set: rdtsc is slow on VMs */
+	while (!app_stop && (end == UINT64_MAX || rte_rdtsc() < end)) {
 		if (serve_raw) {
 			bool to_am = false;
 

@@ -52,12 +52,19 @@ request_check(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler, unsi
 	return 0;
 }
 
+/* The token of the operation the next request takes. */
+static inline uint32_t
+request_token(const struct amrma_ctx *ctx)
+{
+	uint32_t idx = ctx->op_free[ctx->nb_op_free - 1];
+
+	return ((uint32_t)ctx->ops[idx].gen << 16) | idx;
+}
+
 static void
 request_fields(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 	       unsigned int nargs, uint32_t len, struct amrma_wire_fields *f)
 {
-	uint32_t idx = ctx->op_free[ctx->nb_op_free - 1];
-
 	*f = (struct amrma_wire_fields){
 		.type = AMRMA_WIRE_REQUEST,
 		.nargs = (uint8_t)nargs,
@@ -67,7 +74,7 @@ request_fields(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 		.src_node = ctx->node->conf.node_id,
 		.dst_node = dst.node,
 		.payload_len = (uint16_t)len,
-		.token = ((uint32_t)ctx->ops[idx].gen << 16) | idx,
+		.token = request_token(ctx),
 	};
 }
 
@@ -101,8 +108,9 @@ amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 	ret = request_check(ctx, dst, handler, nargs, len, done, &ch);
 	if (ret != 0)
 		return ret;
-	request_fields(ctx, dst, handler, nargs, len, &f);
-	if (!frame_append(ctx, ch, &f, args, payload)) {
+	if (!frame_append(ctx, ch, AMRMA_WIRE_REQUEST, handler, args, nargs, payload, len, 0,
+			  request_token(ctx))) {
+		request_fields(ctx, dst, handler, nargs, len, &f);
 		m = frame_alloc(ctx, ch, &f, args, payload);
 		if (m == NULL)
 			return -ENOBUFS;
@@ -161,19 +169,20 @@ amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
 		return ret;
 	if (handler >= AMRMA_WIRE_MAX_HANDLERS && handler != AMRMA_WIRE_NO_HANDLER)
 		return -EINVAL;
-	f = (struct amrma_wire_fields){
-		.type = AMRMA_WIRE_REPLY,
-		.nargs = (uint8_t)nargs,
-		.src_ctx = (uint8_t)ctx->idx,
-		.dst_ctx = ctx->tok_ch->peer_ctx,
-		.handler = handler,
-		.src_node = ctx->node->conf.node_id,
-		.dst_node = ctx->tok_ch->peer_node,
-		.payload_len = len,
-		.status = status,
-		.token = ctx->tok_wire,
-	};
-	if (!frame_append(ctx, ctx->tok_ch, &f, args, payload)) {
+	if (!frame_append(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, handler, args, nargs, payload, len,
+			  status, ctx->tok_wire)) {
+		f = (struct amrma_wire_fields){
+			.type = AMRMA_WIRE_REPLY,
+			.nargs = (uint8_t)nargs,
+			.src_ctx = (uint8_t)ctx->idx,
+			.dst_ctx = ctx->tok_ch->peer_ctx,
+			.handler = handler,
+			.src_node = ctx->node->conf.node_id,
+			.dst_node = ctx->tok_ch->peer_node,
+			.payload_len = len,
+			.status = status,
+			.token = ctx->tok_wire,
+		};
 		m = frame_alloc(ctx, ctx->tok_ch, &f, args, payload);
 		if (m == NULL)
 			return -ENOBUFS;
@@ -216,7 +225,7 @@ op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status)
  * Point msg->payload at the payload: in place when the frame was parsed from one
  * buffer (linear), otherwise copied when it spans segments.
  */
-static const void *
+static __rte_always_inline const void *
 payload_of(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
 	   bool linear)
 {
@@ -228,7 +237,7 @@ payload_of(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_vi
 				ctx->scratch);
 }
 
-static void
+static __rte_always_inline void
 fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
 	 bool linear, struct amrma_am_msg *msg)
 {

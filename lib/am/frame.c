@@ -59,32 +59,6 @@ frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 }
 
 /*
- * Add a message to the channel's open frame (the last one queued, not sent yet) when it
- * fits there; one frame then carries several messages for the cost of one.
- */
-bool
-frame_append(struct amrma_ctx *ctx, struct channel *ch, const struct amrma_wire_fields *f,
-	     const uint64_t *args, const void *payload)
-{
-	struct rte_mbuf *m = ch->open;
-	size_t n = amrma_wire_sub_len(f->nargs, f->payload_len);
-	char *p;
-
-	if (m == NULL || ch->open_msgs >= AMRMA_WIRE_MAX_BUNDLE ||
-	    rte_pktmbuf_data_len(m) + n > ctx->node->coalesce_max)
-		return false;
-	p = rte_pktmbuf_append(m, (uint16_t)n);
-	if (p == NULL)
-		return false;
-	amrma_wire_sub_put(p, f, args, payload);
-	/* lengths and checksums are settled once, when the frame is finalized */
-	amrma_wire_hdr_of(rte_pktmbuf_mtod(m, void *))->flags |= AMRMA_WIRE_F_MORE;
-	ch->open_msgs++;
-	ctx->st.tx_coalesced++;
-	return true;
-}
-
-/*
  * Set the fields only known at first transmission (seq, piggybacked ack) and the
  * checksum. The mbuf is still exclusively ours here; after this it may be shared with
  * the port or, on net_ring, with the receiver, so it is never written again.

@@ -384,12 +384,29 @@ rma_compare() {	# mode
 		log "rma ($mode, checksums $csum): put/get latency 8 B - 4 KiB"
 		perf_pair "$mode" serve --csum "$csum" -- --mode rma-lat --csum "$csum" \
 			--sizes 8,64,256,1024,4096 --iters "$rma_iters" --repeat "$rounds" || return 1
-		log "rma ($mode, checksums $csum): put/get bandwidth 4 KiB - 64 MiB"
-		perf_pair "$mode" serve --csum "$csum" -- --mode rma-bw --csum "$csum" \
-			--sizes "$rma_bw_sizes" --repeat "$rounds" || return 1
 	done
-	log "rma ($mode): raw memif goodput, testpmd txonly -> rxonly, 1514-byte frames"
-	testpmd_rate "$mode" 1514 raw_pps_1514 1472 || return 1
+	# bandwidth in rounds, each followed by the raw goodput (testpmd, 1514-byte frames):
+	# the VM's speed moves testpmd by 3-5x within minutes, so each round's RMA numbers
+	# are compared with the raw run next to them (median of per-round ratios)
+	local r keep_secs=$pmd_secs
+	collect=$tmp/rma-rounds-$mode.jsonl
+	: >"$collect"
+	pmd_secs=$round_pmd_secs
+	for r in $(seq "$rounds"); do
+		for csum in on off; do
+			log "rma ($mode): round $r/$rounds: put/get bandwidth $rma_bw_sizes," \
+				"checksums $csum"
+			perf_pair "$mode" serve --csum "$csum" -- --mode rma-bw --csum "$csum" \
+				--sizes "$rma_bw_sizes" --repeat 1 ||
+				{ collect=""; pmd_secs=$keep_secs; return 1; }
+		done
+		log "rma ($mode): round $r/$rounds: raw memif goodput, testpmd, 1514-byte frames"
+		testpmd_rate "$mode" 1514 raw_pps_1514 1472 ||
+			{ collect=""; pmd_secs=$keep_secs; return 1; }
+	done
+	collect=""
+	pmd_secs=$keep_secs
+	python3 scripts/bench/results.py merge "$tmp/rma-rounds-$mode.jsonl" | emit
 	python3 scripts/bench/results.py rma-ratios "$results" --mode "$mode" | emit
 }
 

@@ -166,6 +166,13 @@ def cmd_rma_ratios(a):
                     obj = {"name": "%s_bw%s_vs_raw" % (op, sfx), "value": round(v, 3),
                            "unit": "x", "size": sz, "mode": m, "stat": "ratio of medians",
                            "load1": load1}
+                    b_runs, p_runs = bw.get("runs", []), pps.get("runs", [])
+                    if len(b_runs) == len(p_runs) > 1 and all(x > 0 for x in p_runs):
+                        # round i's bandwidth against round i's raw goodput
+                        runs = [round(x / (y * 1472 / 1e6), 3) for x, y in zip(b_runs, p_runs)]
+                        v = statistics.median(runs)
+                        obj.update(value=round(v, 3), repeat=len(runs),
+                                   stat="median of per-round ratios", runs=runs)
                     if sz >= (1 << 20):
                         obj.update(target=">= %.1f" % BW_TARGET, met=v >= BW_TARGET)
                     line(obj)
@@ -335,7 +342,7 @@ def cmd_merge(a):
         out["repeat"] = len(vals)
         if out.get("tool") == "dpdk-testpmd":
             out["stat"] = "median of %d rounds (each the median of its 1 s samples), " \
-                          "interleaved with the AM runs" % len(vals)
+                          "interleaved with the amrma runs" % len(vals)
             out.pop("samples", None)
         else:
             out["stat"] = "median of %d rounds (one process pair each, interleaved with " \

@@ -193,7 +193,7 @@ amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
 	return 0;
 }
 
-static void
+static __rte_always_inline void
 op_complete(struct amrma_ctx *ctx, uint32_t idx, int status)
 {
 	struct op *op = &ctx->ops[idx];
@@ -257,7 +257,7 @@ fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view
 }
 
 /* Returns true when the handler kept the mbuf. */
-static bool
+static __rte_always_inline bool
 on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	   const struct amrma_wire_view *v, bool linear)
 {
@@ -287,7 +287,7 @@ on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	return ret == AMRMA_AM_KEEP_MBUF;
 }
 
-static bool
+static __rte_always_inline bool
 on_reply(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	 const struct amrma_wire_view *v, bool linear)
 {
@@ -368,7 +368,7 @@ parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
 	return AMRMA_WIRE_OK;
 }
 
-static bool
+static __rte_always_inline bool
 dispatch(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	 const struct amrma_wire_view *v, bool linear)
 {

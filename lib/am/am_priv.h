@@ -169,6 +169,8 @@ void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *
 		    uint32_t seq);
 void ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m);
 void ctx_tx_flush(struct amrma_ctx *ctx);
+/* hand the queued frames to the port; open frames stay open */
+void ctx_tx_burst(struct amrma_ctx *ctx);
 
 /* am.c: operations */
 void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);

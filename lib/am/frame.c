@@ -96,8 +96,8 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 	}
 }
 
-static void
-tx_burst(struct amrma_ctx *ctx)
+void
+ctx_tx_burst(struct amrma_ctx *ctx)
 {
 	uint16_t n = ctx->nb_tx, sent;
 
@@ -117,14 +117,14 @@ ctx_tx_flush(struct amrma_ctx *ctx)
 {
 	if (ctx->nb_open != 0)
 		chan_close_all(ctx);
-	tx_burst(ctx);
+	ctx_tx_burst(ctx);
 }
 
 void
 ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
 {
 	if (ctx->nb_tx == TX_BUF) {
-		tx_burst(ctx);
+		ctx_tx_burst(ctx);
 		if (ctx->nb_tx == TX_BUF) {
 			/* the port takes nothing: drop; a held frame is resent by its timer */
 			ctx->st.tx_drops++;
@@ -135,5 +135,5 @@ ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
 	ctx->st.tx_bytes += m->pkt_len;
 	ctx->tx[ctx->nb_tx++] = m;
 	if (ctx->nb_tx == TX_BUF)
-		tx_burst(ctx);
+		ctx_tx_burst(ctx);
 }

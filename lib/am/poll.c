@@ -41,6 +41,10 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		am_rx_frame(ctx, pkts[i], now, false);
+		/* frames that filled up while handlers replied leave now, not after the
+		 * whole burst: the peer works on them while we handle the rest */
+		if (ctx->nb_tx != 0)
+			ctx_tx_burst(ctx);
 	}
 	work += n;
 	/* frames other contexts received for us were validated there */

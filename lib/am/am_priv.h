@@ -78,6 +78,7 @@ struct amrma_ctx {
 	struct rte_mempool *pool;
 	uint16_t idx;
 	uint16_t nb_tx;
+	uint32_t tx_pend_bytes;		/* bytes in tx[] */
 	bool in_poll;
 	uint32_t idle_polls;		/* polls since the clock was last read when idle */
 	uint64_t now;			/* TSC of this poll (at most one rdtsc per poll) */

@@ -105,10 +105,16 @@ ctx_tx_burst(struct amrma_ctx *ctx)
 		return;
 	sent = amrma_net_tx(ctx->dev, ctx->idx, ctx->tx, n);
 	ctx->st.tx_frames += sent;
-	/* a full TX queue is back-pressure, not loss: keep the rest for the next poll */
-	if (unlikely(sent < n))
-		memmove(ctx->tx, ctx->tx + sent, (n - sent) * sizeof(ctx->tx[0]));
 	ctx->nb_tx = n - sent;
+	ctx->tx_pend_bytes = 0;
+	/* a full TX queue is back-pressure, not loss: keep the rest for the next poll */
+	if (unlikely(sent < n)) {
+		uint16_t i;
+
+		memmove(ctx->tx, ctx->tx + sent, (n - sent) * sizeof(ctx->tx[0]));
+		for (i = 0; i < ctx->nb_tx; i++)
+			ctx->tx_pend_bytes += ctx->tx[i]->pkt_len;
+	}
 }
 
 /* Close the open frames (they join the TX queue) and hand the queue to the port. */
@@ -133,6 +139,7 @@ ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
 		}
 	}
 	ctx->st.tx_bytes += m->pkt_len;
+	ctx->tx_pend_bytes += m->pkt_len;
 	ctx->tx[ctx->nb_tx++] = m;
 	if (ctx->nb_tx == TX_BUF)
 		ctx_tx_burst(ctx);

@@ -10,6 +10,8 @@
 
 #include "am_priv.h"
 
+/* Queued frames leave in the middle of an RX burst once they hold this many bytes. */
+#define EARLY_TX_BYTES 4096u
 /* An idle poll reads the TSC only this often (power of two): see amrma_ctx_poll(). */
 #define IDLE_CLOCK_EVERY 16u
 
@@ -42,8 +44,9 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		am_rx_frame(ctx, pkts[i], now, false);
 		/* frames that filled up while handlers replied leave now, not after the
-		 * whole burst: the peer works on them while we handle the rest */
-		if (ctx->nb_tx != 0)
+		 * whole burst: the peer works on them while we handle the rest (a few KB
+		 * at a time: one call per small frame costs more than it gains) */
+		if (ctx->tx_pend_bytes >= EARLY_TX_BYTES)
 			ctx_tx_burst(ctx);
 	}
 	work += n;

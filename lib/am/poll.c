@@ -57,6 +57,12 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 			am_rx_frame(ctx, pkts[i], now, true);
 	}
 	work += n;
+	/* what the handlers sent (replies) leaves before the protocol layer's hook runs:
+	 * a round trip does not wait for it */
+	if (work != 0 && ctx->nb_open != 0) {
+		chan_close_all(ctx);
+		ctx_tx_burst(ctx);
+	}
 	if (ctx->hook != NULL)
 		work += ctx->hook(ctx, ctx->hook_arg);
 	/* frames built in this poll carry the acks: send them before deciding on acks */

@@ -64,6 +64,19 @@ def cmd_testpmd(a):
     return 0
 
 
+def ratio(num, den, digits, scale=1.0):
+    """num / den as value, repeat, stat (and runs): the median of per-round ratios when
+    both have one run per round (round i of each ran seconds apart, so a slow spell of the
+    machine cancels out), else the ratio of the medians."""
+    n_runs, d_runs = num.get("runs", []), den.get("runs", [])
+    if len(n_runs) == len(d_runs) > 1 and all(y > 0 for y in d_runs):
+        runs = [round(x / (y * scale), digits) for x, y in zip(n_runs, d_runs)]
+        return {"value": round(statistics.median(runs), digits), "repeat": len(runs),
+                "stat": "median of per-round ratios", "runs": runs}
+    return {"value": round(num["value"] / (den["value"] * scale), digits),
+            "repeat": num.get("repeat"), "stat": "ratio of medians"}
+
+
 def cmd_ratios(a):
     res = load(a.results)
     m = a.mode
@@ -72,43 +85,25 @@ def cmd_ratios(a):
     with open("/proc/loadavg") as f:
         load1 = float(f.read().split()[0])
     # the headline ratios first, then the same without UDP checksums (suffix _nocsum)
-    for sfx, tag in (("", ""), ("_nocsum", "_nocsum")):
+    for sfx in ("", "_nocsum"):
         am = find(res, "am_rtt_median" + sfx, 8, m)
         if am and raw and raw["value"] > 0:
-            obj = {"name": "am_rtt%s_vs_raw_echo" % tag, "unit": "x", "size": 8, "mode": m}
-            a_runs, r_runs = am.get("runs", []), raw.get("runs", [])
-            if len(a_runs) == len(r_runs) > 1 and all(x > 0 for x in r_runs):
-                # round i of amrma and of the raw echo ran back to back: compare within a
-                # round, so a slow spell of the machine cancels out
-                runs = [round(x / y, 3) for x, y in zip(a_runs, r_runs)]
-                v = statistics.median(runs)
-                obj.update(value=round(v, 3), repeat=len(runs),
-                           stat="median of per-round ratios", runs=runs)
-            else:
-                v = am["value"] / raw["value"]
-                obj.update(value=round(v, 3), repeat=am.get("repeat"),
-                           stat="ratio of medians")
-            obj.update(target="<= %.1f" % RTT_TARGET, met=v <= RTT_TARGET, load1=load1)
+            obj = {"name": "am_rtt%s_vs_raw_echo" % sfx, "unit": "x", "size": 8, "mode": m}
+            obj.update(ratio(am, raw, 3))
+            obj.update(target="<= %.1f" % RTT_TARGET, met=obj["value"] <= RTT_TARGET,
+                       load1=load1)
             line(obj)
         rate = find(res, "am_rate" + sfx, 64, m)
-        for pps_name, name in (("raw_pps", "am_rate%s_vs_raw_pps" % tag),
-                               ("raw_pps_am_frame", "am_rate%s_vs_raw_pps_am_frame" % tag)):
+        for pps_name, name in (("raw_pps", "am_rate%s_vs_raw_pps" % sfx),
+                               ("raw_pps_am_frame", "am_rate%s_vs_raw_pps_am_frame" % sfx)):
             pps = find(res, pps_name, 64, m)
             if rate and pps and pps["value"] > 0:
-                v = rate["value"] / pps["value"]
-                obj = {"name": name, "value": round(v, 4), "unit": "x", "size": 64,
-                       "mode": m, "repeat": rate.get("repeat"), "stat": "ratio of medians",
+                obj = {"name": name, "unit": "x", "size": 64, "mode": m,
                        "frame": pps.get("frame"), "load1": load1}
-                a_runs, p_runs = rate.get("runs", []), pps.get("runs", [])
-                if len(a_runs) == len(p_runs) > 1 and all(x > 0 for x in p_runs):
-                    # round i's AM rate and packet rate ran minutes apart at most
-                    runs = [round(x / y, 4) for x, y in zip(a_runs, p_runs)]
-                    v = statistics.median(runs)
-                    obj.update(value=round(v, 4), repeat=len(runs),
-                               stat="median of per-round ratios", runs=runs)
+                obj.update(ratio(rate, pps, 4))
                 if pps_name == "raw_pps":
                     obj["target"] = ">= %.2f" % RATE_TARGET
-                    obj["met"] = v >= RATE_TARGET
+                    obj["met"] = obj["value"] >= RATE_TARGET
                 line(obj)
     # one message per frame (coalescing off), against the raw rate and against coalescing
     rate = find(res, "am_rate", 64, m)
@@ -116,26 +111,13 @@ def cmd_ratios(a):
     pps = find(res, "raw_pps", 64, m)
     if single and pps and pps["value"] > 0:
         obj = {"name": "am_rate_nocoalesce_vs_raw_pps", "unit": "x", "size": 64, "mode": m,
-               "value": round(single["value"] / pps["value"], 4),
-               "repeat": single.get("repeat"), "stat": "ratio of medians",
                "frame": pps.get("frame"), "load1": load1}
-        s_runs, p_runs = single.get("runs", []), pps.get("runs", [])
-        if len(s_runs) == len(p_runs) > 1 and all(x > 0 for x in p_runs):
-            runs = [round(x / y, 4) for x, y in zip(s_runs, p_runs)]
-            obj.update(value=round(statistics.median(runs), 4), repeat=len(runs),
-                       stat="median of per-round ratios", runs=runs)
+        obj.update(ratio(single, pps, 4))
         line(obj)
     if single and rate and single["value"] > 0:
-        a_runs, s_runs = rate.get("runs", []), single.get("runs", [])
         obj = {"name": "am_rate_vs_nocoalesce", "unit": "x", "size": 64, "mode": m,
                "load1": load1}
-        if len(a_runs) == len(s_runs) > 1 and all(x > 0 for x in s_runs):
-            runs = [round(x / y, 3) for x, y in zip(a_runs, s_runs)]
-            obj.update(value=round(statistics.median(runs), 3), repeat=len(runs),
-                       stat="median of per-round ratios", runs=runs)
-        else:
-            obj.update(value=round(rate["value"] / single["value"], 3),
-                       stat="ratio of medians")
+        obj.update(ratio(rate, single, 3))
         line(obj)
     return 0
 
@@ -162,17 +144,11 @@ def cmd_rma_ratios(a):
             for op in ("put", "get"):
                 bw = find(res, "rma_%s_bw%s" % (op, sfx), sz, m)
                 if bw:
-                    v = bw["value"] / goodput
-                    obj = {"name": "%s_bw%s_vs_raw" % (op, sfx), "value": round(v, 3),
-                           "unit": "x", "size": sz, "mode": m, "stat": "ratio of medians",
-                           "load1": load1}
-                    b_runs, p_runs = bw.get("runs", []), pps.get("runs", [])
-                    if len(b_runs) == len(p_runs) > 1 and all(x > 0 for x in p_runs):
-                        # round i's bandwidth against round i's raw goodput
-                        runs = [round(x / (y * 1472 / 1e6), 3) for x, y in zip(b_runs, p_runs)]
-                        v = statistics.median(runs)
-                        obj.update(value=round(v, 3), repeat=len(runs),
-                                   stat="median of per-round ratios", runs=runs)
+                    # round i's bandwidth against round i's raw goodput (pps x 1472 B)
+                    obj = {"name": "%s_bw%s_vs_raw" % (op, sfx), "unit": "x", "size": sz,
+                           "mode": m, "load1": load1}
+                    obj.update(ratio(bw, pps, 3, 1472 / 1e6))
+                    v = obj["value"]
                     if sz >= (1 << 20):
                         obj.update(target=">= %.1f" % BW_TARGET, met=v >= BW_TARGET)
                     line(obj)

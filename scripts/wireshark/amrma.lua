@@ -78,6 +78,21 @@ local ex_ctx = ProtoExpert.new("amrma.ctx_port_mismatch",
 amrma.experts = { ex_truncated, ex_version, ex_type, ex_flags, ex_nargs, ex_length,
 	ex_payload, ex_handler, ex_ack, ex_ctx, ex_msg }
 
+-- A message's arguments and payload from off, as far as the captured bytes go.
+local function add_args_payload(tvb, t, off, nargs, plen)
+	for _ = 1, nargs do
+		if tvb:len() < off + 8 then
+			return
+		end
+		t:add(f.arg, tvb(off, 8))
+		off = off + 8
+	end
+	local avail = math.min(plen, tvb:len() - off)
+	if avail > 0 then
+		t:add(f.payload, tvb(off, avail))
+	end
+end
+
 -- The further messages of a coalesced frame from off to len; returns how many.
 local function dissect_more(tvb, t, off, len)
 	local n = 0
@@ -108,18 +123,7 @@ local function dissect_more(tvb, t, off, len)
 			mt:add_proto_expert_info(ex_msg)
 			break
 		end
-		local a = off + SUB_LEN
-		for _ = 1, nargs do
-			if tvb:len() < a + 8 then
-				break
-			end
-			mt:add(f.arg, tvb(a, 8))
-			a = a + 8
-		end
-		local avail = math.min(plen, tvb:len() - a)
-		if avail > 0 then
-			mt:add(f.payload, tvb(a, avail))
-		end
+		add_args_payload(tvb, mt, off + SUB_LEN, nargs, plen)
 		off = off + size
 	end
 	return n
@@ -217,18 +221,7 @@ function amrma.dissector(tvb, pinfo, tree)
 	end
 
 	-- decode what the frame holds, even when the lengths disagree
-	local off = HDR_LEN
-	for _ = 1, nargs do
-		if tvb:len() < off + 8 then
-			break
-		end
-		t:add(f.arg, tvb(off, 8))
-		off = off + 8
-	end
-	local avail = math.min(plen, tvb:len() - off)
-	if avail > 0 then
-		t:add(f.payload, tvb(off, avail))
-	end
+	add_args_payload(tvb, t, HDR_LEN, nargs, plen)
 	local nmore = 0
 	if more and len > first_len then
 		nmore = dissect_more(tvb, t, first_len, len)

@@ -272,32 +272,33 @@ amrma_wire_hdr_len(unsigned int nargs)
 }
 
 /**
- * Append a further message (fields type, nargs, handler, payload_len, status, token of f)
- * at buf, which has room for amrma_wire_sub_len(f->nargs, f->payload_len) bytes.
- * The frame's header needs AMRMA_WIRE_F_MORE and amrma_wire_set_len() afterwards.
- * Inline: it runs once per coalesced message.
+ * Write a further message of a coalesced frame at buf, which has room for
+ * amrma_wire_sub_len(nargs, len) bytes: type (AMRMA_WIRE_REQUEST or AMRMA_WIRE_REPLY),
+ * handler, status, token, nargs arguments and len payload bytes. The frame's header needs
+ * AMRMA_WIRE_F_MORE and amrma_wire_set_len() afterwards. Inline: it runs once per
+ * coalesced message.
  */
 static inline void
-amrma_wire_sub_put(void *buf, const struct amrma_wire_fields *f, const uint64_t *args,
-		   const void *payload)
+amrma_wire_sub_put(void *buf, uint8_t type, uint16_t handler, int16_t status, uint32_t token,
+		   const uint64_t *args, unsigned int nargs, const void *payload, uint16_t len)
 {
 	struct amrma_wire_sub *s = (struct amrma_wire_sub *)buf;
 	uint8_t *p = (uint8_t *)(s + 1);
 	unsigned int i;
 
-	s->type = f->type;
-	s->nargs = f->nargs;
-	s->handler = rte_cpu_to_be_16(f->handler);
-	s->payload_len = rte_cpu_to_be_16(f->payload_len);
-	s->status = rte_cpu_to_be_16((uint16_t)f->status);
-	s->token = rte_cpu_to_be_32(f->token);
-	for (i = 0; i < f->nargs; i++, p += 8) {
+	s->type = type;
+	s->nargs = (uint8_t)nargs;
+	s->handler = rte_cpu_to_be_16(handler);
+	s->payload_len = rte_cpu_to_be_16(len);
+	s->status = rte_cpu_to_be_16((uint16_t)status);
+	s->token = rte_cpu_to_be_32(token);
+	for (i = 0; i < nargs; i++, p += 8) {
 		uint64_t be = rte_cpu_to_be_64(args[i]);
 
 		memcpy(p, &be, sizeof(be));
 	}
-	if (f->payload_len)
-		memcpy(p, payload, f->payload_len);
+	if (len != 0)
+		memcpy(p, payload, len);
 }
 
 /**

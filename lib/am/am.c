@@ -467,13 +467,8 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	 * reference of its own */
 	ctx->st.rx_coalesced += v.nb_msgs - 1u;
 	for (;;) {
-		if (dispatch(ctx, ch, m, &v, linear)) {
-			struct rte_mbuf *seg;
-
-			/* freeing a chain drops a reference on every segment */
-			for (seg = m; seg != NULL; seg = seg->next)
-				rte_mbuf_refcnt_update(seg, 1);
-		}
+		if (dispatch(ctx, ch, m, &v, linear))
+			mbuf_ref_chain(m);
 		if (v.more_len == 0)
 			break;
 		amrma_wire_next(&v);

@@ -4,7 +4,6 @@
 #define AMRMA_AM_PRIV_H
 
 #include <rte_log.h>
-#include <rte_memcpy.h>
 #include <rte_ring.h>
 
 #include "amrma_am.h"
@@ -177,6 +176,14 @@ void ctx_tx_burst(struct amrma_ctx *ctx);
 void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);
 void am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected);
 
+/* Take a reference on every segment: freeing a chain drops one on each. */
+static inline void
+mbuf_ref_chain(struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next)
+		rte_mbuf_refcnt_update(m, 1);
+}
+
 /* amrma_am_max_payload() for the hot paths */
 static inline uint16_t
 max_payload(const struct amrma_ctx *ctx, unsigned int nargs)
@@ -211,30 +218,15 @@ frame_append(struct amrma_ctx *ctx, struct channel *ch, uint8_t type, uint16_t h
 {
 	struct rte_mbuf *m = ch->open;
 	uint32_t n = (uint32_t)amrma_wire_sub_len(nargs, len);
-	struct amrma_wire_sub *s;
-	uint8_t *p;
-	unsigned int i;
 
 	if (m == NULL || ch->open_msgs >= AMRMA_WIRE_MAX_BUNDLE ||
 	    m->data_len + n > ctx->node->coalesce_max)
 		return false;
 	/* coalesce_max is within the mbuf's data room (node.c): no tailroom check */
-	s = rte_pktmbuf_mtod_offset(m, struct amrma_wire_sub *, m->data_len);
+	amrma_wire_sub_put(rte_pktmbuf_mtod_offset(m, void *, m->data_len), type, handler,
+			   status, token, args, nargs, payload, len);
 	m->data_len = (uint16_t)(m->data_len + n);
 	m->pkt_len += n;
-	s->type = type;
-	s->nargs = (uint8_t)nargs;
-	s->handler = rte_cpu_to_be_16(handler);
-	s->payload_len = rte_cpu_to_be_16(len);
-	s->status = rte_cpu_to_be_16((uint16_t)status);
-	s->token = rte_cpu_to_be_32(token);
-	p = (uint8_t *)(s + 1);
-	for (i = 0; i < nargs; i++, p += 8) {
-		uint64_t be = rte_cpu_to_be_64(args[i]);
-
-		memcpy(p, &be, sizeof(be));
-	}
-	rte_memcpy(p, payload, len);
 	/* lengths and checksums are settled once, when the frame is finalized */
 	if (ch->open_msgs++ == 1)
 		amrma_wire_hdr_of(rte_pktmbuf_mtod(m, void *))->flags |= AMRMA_WIRE_F_MORE;

@@ -20,12 +20,8 @@ transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t n
 	/* an empty pipe starts the timer; otherwise it runs from the last progress */
 	if (ch->snd_una == ch->snd_sent || ch->timer_due == 0)
 		ch->timer_due = now + ch->rto;
-	struct rte_mbuf *seg;
-
-	/* the channel keeps its reference for retransmission; the port gets another.
-	 * Freeing a chain drops a reference on every segment, so take one on each. */
-	for (seg = s->m; seg != NULL; seg = seg->next)
-		rte_mbuf_refcnt_update(seg, 1);
+	/* the channel keeps its reference for retransmission; the port gets another */
+	mbuf_ref_chain(s->m);
 	s->sent_tsc = now;
 	s->tries++;
 	ctx_tx(ctx, s->m);

@@ -346,7 +346,8 @@ build_coalesced(uint8_t *buf, size_t cap, unsigned int n_more)
 		f.token = 1000 + i;
 		if (len + amrma_wire_sub_len(f.nargs, f.payload_len) > cap)
 			return -1;
-		amrma_wire_sub_put(buf + len, &f, args, payload + i);
+		amrma_wire_sub_put(buf + len, f.type, f.handler, f.status, f.token, args, f.nargs,
+				   payload + i, f.payload_len);
 		len += amrma_wire_sub_len(f.nargs, f.payload_len);
 	}
 	if (n_more)
@@ -460,7 +461,7 @@ test_coalesced_rejections(void **state)
 		assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
 		f.type = AMRMA_WIRE_REQUEST;
 		f.handler = 5;
-		amrma_wire_sub_put(b + len, &f, NULL, payload);
+		amrma_wire_sub_put(b + len, f.type, f.handler, f.status, f.token, NULL, 0, NULL, 0);
 		len += (int)amrma_wire_sub_len(0, 0);
 		amrma_wire_hdr_of(b)->flags |= AMRMA_WIRE_F_MORE;
 		amrma_wire_set_len(b, len);

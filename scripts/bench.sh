@@ -229,11 +229,13 @@ tp_quit() {	# pid fd: "quit", give it 5 s, then stop_pid; close the fifo
 	exec {fd}>&-
 }
 
-# testpmd_rate MODE FRAME NAME PAYLOAD: txonly -> rxonly over memif, frames of FRAME bytes;
-# the value is the median of the rxonly side's Rx-pps, read once a second. Forwarding is
-# stopped on both sides before either closes its port (see perf_pair).
+# testpmd_rate MODE FRAME NAME PAYLOAD [SECS]: txonly -> rxonly over memif, frames of FRAME
+# bytes, for SECS seconds (default pmd_secs); the value is the median of the rxonly side's
+# Rx-pps, read once a second. Forwarding is stopped on both sides before either closes its
+# port (see perf_pair).
 testpmd_rate() {
-	local mode=$1 frame=$2 name=$3 payload=$4 sock eal rx_pid rx_fd tx_pid tx_fd i
+	local mode=$1 frame=$2 name=$3 payload=$4 secs=${5:-$pmd_secs} sock eal rx_pid rx_fd
+	local tx_pid tx_fd i
 	run_id=$((run_id + 1))
 	sock=$tmp/memif$run_id.sock
 	tp_start "testpmd-rx-$run_id" "$cpu_s" "${eal_copy[@]}" \
@@ -254,7 +256,7 @@ testpmd_rate() {
 	tx_pid=$tp_pid
 	tx_fd=$tp_fd
 	echo start >&"$tx_fd"
-	for i in $(seq $((pmd_secs + 1))); do
+	for i in $(seq $((secs + 1))); do
 		sleep 1
 		echo "show port stats 0" >&"$rx_fd"
 	done
@@ -297,14 +299,12 @@ zc_setup() {
 		--huge-dir "$tmp/huge" "${quiet[@]}")
 	log "zero-copy: verifying with short amrma-perf and testpmd runs"
 	# the check's numbers are not results
-	local keep=$results ok=1 keep_secs=$pmd_secs
+	local keep=$results ok=1
 	results=$tmp/zc-check.jsonl
-	pmd_secs=2
 	perf_pair zero-copy serve --mode am-lat --sizes 8,1400 --iters 200 --warmup 20 \
 		--repeat 1 >/dev/null || ok=0
-	[ $ok -eq 1 ] && { testpmd_rate zero-copy 64 raw_pps 64 >/dev/null || ok=0; }
+	[ $ok -eq 1 ] && { testpmd_rate zero-copy 64 raw_pps 64 2 >/dev/null || ok=0; }
 	results=$keep
-	pmd_secs=$keep_secs
 	if [ $ok -eq 0 ]; then
 		log "zero-copy: the check failed, falling back to copy mode"
 		eal_zc=()
@@ -348,10 +348,7 @@ am_compare() {	# mode
 		# minutes, so the rate ratio is taken per round, like the latency ratio
 		log "am ($mode): round $r/$rounds: testpmd txonly -> rxonly, 64 B frames," \
 			"${round_pmd_secs} s"
-		local keep_secs=$pmd_secs
-		pmd_secs=$round_pmd_secs
-		testpmd_rate "$mode" 64 raw_pps 64 || { pmd_secs=$keep_secs; collect=""; return 1; }
-		pmd_secs=$keep_secs
+		testpmd_rate "$mode" 64 raw_pps 64 "$round_pmd_secs" || { collect=""; return 1; }
 	done
 	collect=""
 	python3 scripts/bench/results.py merge "$tmp/rounds-$mode.jsonl" | emit
@@ -388,24 +385,22 @@ rma_compare() {	# mode
 	# bandwidth in rounds, each followed by the raw goodput (testpmd, 1514-byte frames):
 	# the VM's speed moves testpmd by 3-5x within minutes, so each round's RMA numbers
 	# are compared with the raw run next to them (median of per-round ratios)
-	local r keep_secs=$pmd_secs
+	local r
 	collect=$tmp/rma-rounds-$mode.jsonl
 	: >"$collect"
-	pmd_secs=$round_pmd_secs
 	for r in $(seq "$rounds"); do
 		for csum in on off; do
 			log "rma ($mode): round $r/$rounds: put/get bandwidth $rma_bw_sizes," \
 				"checksums $csum"
 			perf_pair "$mode" serve --csum "$csum" -- --mode rma-bw --csum "$csum" \
 				--sizes "$rma_bw_sizes" --repeat 1 ||
-				{ collect=""; pmd_secs=$keep_secs; return 1; }
+				{ collect=""; return 1; }
 		done
 		log "rma ($mode): round $r/$rounds: raw memif goodput, testpmd, 1514-byte frames"
-		testpmd_rate "$mode" 1514 raw_pps_1514 1472 ||
-			{ collect=""; pmd_secs=$keep_secs; return 1; }
+		testpmd_rate "$mode" 1514 raw_pps_1514 1472 "$round_pmd_secs" ||
+			{ collect=""; return 1; }
 	done
 	collect=""
-	pmd_secs=$keep_secs
 	python3 scripts/bench/results.py merge "$tmp/rma-rounds-$mode.jsonl" | emit
 	python3 scripts/bench/results.py rma-ratios "$results" --mode "$mode" | emit
 }

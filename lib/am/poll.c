@@ -26,7 +26,7 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 	 * rdtsc costs 20-30 ns on some VMs (the one these numbers come from among them), as
 	 * much as the rest of an idle poll. The clock is read when the poll has frames to
 	 * send or receive, acks to time, or every IDLE_CLOCK_EVERY idle polls for the
-	 * timers (a fraction of a microsecond late at worst).
+	 * timers (a fraction of a microsecond late while the application keeps polling).
 	 */
 	ctx->in_poll = true;
 	if (work != 0) {
@@ -59,10 +59,8 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 	work += n;
 	/* what the handlers sent (replies) leaves before the protocol layer's hook runs:
 	 * a round trip does not wait for it */
-	if (work != 0 && ctx->nb_open != 0) {
-		chan_close_all(ctx);
-		ctx_tx_burst(ctx);
-	}
+	if (ctx->nb_open != 0)
+		ctx_tx_flush(ctx);
 	if (ctx->hook != NULL)
 		work += ctx->hook(ctx, ctx->hook_arg);
 	/* frames built in this poll carry the acks: send them before deciding on acks */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench-smoke: amrma-perf still runs end to end over net_memif and prints JSON lines that
-# parse, with positive values. Short runs (--quick); the numbers themselves are not judged.
+# bench-smoke: amrma-perf still runs end to end over net_memif (AM latency and rate, raw echo,
+# RMA bandwidth) and prints JSON lines that parse, with positive values, and the plots that
+# bench.sh --plot renders come out as PNGs. Short runs (--quick); the numbers are not judged.
 # Usage: smoke.sh AMRMA_PERF RESULTS_PY
 set -euo pipefail
 perf=$1
@@ -57,6 +58,17 @@ pair() {	# serve-mode client-args...
 pair serve --mode am-lat --quick --sizes 8,1400 --with-raw
 pair serve --mode am-rate --quick
 pair raw-serve --mode raw-echo --quick --sizes 8,1400
+pair serve --mode rma-bw --quick --sizes 64K
 cat "$tmp/out.jsonl"
 python3 "$check" check "$tmp/out.jsonl" --expect am_rtt_median am_rtt_p99 am_rate \
-	raw_echo_rtt_median raw_echo_rtt_p99
+	raw_echo_rtt_median raw_echo_rtt_p99 rma_put_bw rma_get_bw
+
+# the plots bench.sh --plot renders: each a non-empty PNG
+python3 "$check" plot "$tmp/out.jsonl" "$tmp/plot"
+for f in latency rate bandwidth; do
+	png=$tmp/plot/$f.png
+	[ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		{ echo "bench-smoke: $png is not a PNG"; exit 1; }
+	[ "$(stat -c %s "$png")" -gt 10000 ] || { echo "bench-smoke: $png is nearly empty"; exit 1; }
+	echo "bench-smoke: $f.png $(stat -c %s "$png") bytes"
+done

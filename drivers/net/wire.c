@@ -70,10 +70,10 @@ static uint16_t
 udp_sum(const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp)
 {
 	uint16_t ulen = rte_be_to_cpu_16(udp->dgram_len);
-	uint64_t sum = 0;
+	/* pseudo header: addresses, protocol, length (each a word in network order) */
+	uint64_t sum = (uint64_t)ip->src_addr + ip->dst_addr +
+		       rte_cpu_to_be_16(IPPROTO_UDP) + udp->dgram_len;
 
-	sum = amrma_wire_sum(&ip->src_addr, 8, sum);	/* source and destination */
-	sum += rte_cpu_to_be_16(IPPROTO_UDP) + udp->dgram_len;
 	return amrma_wire_fold(amrma_wire_sum(udp, ulen, sum));
 }
 

@@ -523,22 +523,49 @@ main(int argc, char **argv)
 	struct xres xr[8];
 	struct xp x;
 	int i, sv[2], st;
-	enum layout l;
+	enum layout l, only = L_NLAYOUT;
+	static uint64_t own_chunks[16];
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
-			chunks = quick_chunks;
-			nchunks = sizeof(quick_chunks) / sizeof(quick_chunks[0]);
+			if (chunks == full_chunks) {
+				chunks = quick_chunks;
+				nchunks = sizeof(quick_chunks) / sizeof(quick_chunks[0]);
+			}
 			want = 8u << 20;
 			reps = 3;
+		} else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc) {
+			for (only = 0; only < L_NLAYOUT; only++)
+				if (strcmp(argv[i + 1], lname[only]) == 0)
+					break;
+			if (only == L_NLAYOUT)
+				goto usage;
+			i++;
+		} else if (strcmp(argv[i], "--chunks") == 0 && i + 1 < argc) {
+			char *p = argv[++i], *end;
+
+			chunks = own_chunks;
+			for (nchunks = 0; *p != '\0' &&
+			     nchunks < (int)(sizeof(own_chunks) / sizeof(own_chunks[0]));
+			     nchunks++) {
+				own_chunks[nchunks] = strtoull(p, &end, 0);
+				if (end == p || own_chunks[nchunks] == 0 ||
+				    (*end != ',' && *end != '\0'))
+					goto usage;
+				p = *end == ',' ? end + 1 : end;
+			}
+			if (nchunks == 0 || *p != '\0')
+				goto usage;
 		} else {
-			fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-			return 2;
+			goto usage;
 		}
 	}
 	for (l = 0; l < L_NLAYOUT; l++)
 		for (i = 0; i < nchunks; i++)
-			bench_dgsm(l, chunks[i], want);
+			if (only == L_NLAYOUT || only == l)
+				bench_dgsm(l, chunks[i], want);
+	if (only != L_NLAYOUT)
+		return 0;	/* one layout's gather/scatter only */
 	/*
 	 * Crossover = smallest chunk from which direct is at least as fast
 	 * as staged at every larger chunk measured (0: never), so one noisy
@@ -601,4 +628,9 @@ main(int argc, char **argv)
 	command(&x, CMD_QUIT);
 	waitpid(x.pid, &st, 0);
 	return 0;
+usage:
+	fprintf(stderr, "usage: %s [--quick] [--layout strided|indexed|struct_vector]"
+		" [--chunks N,N,...]\n"
+		"  --layout: that layout's gather/scatter only (no DGS-RM runs)\n", argv[0]);
+	return 2;
 }

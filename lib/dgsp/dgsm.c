@@ -148,9 +148,11 @@ amrma_dgsm_seek(struct amrma_dgsm *m, uint64_t off)
  * Copy with streaming stores for the whole cache lines in the middle; the
  * partial head/tail lines use ordinary stores (a partially written
  * streaming line is flushed piecemeal, which is far slower). Caller fences.
+ * With read_ahead (gathers), the source is prefetched DGSM_NT_READ_AHEAD
+ * bytes ahead, never past its end.
  */
 static inline void
-copy_nt(void *d, const void *s, uint64_t n)
+copy_nt(void *d, const void *s, uint64_t n, const bool read_ahead)
 {
 #ifdef __SSE2__
 	uint8_t *dp = d;
@@ -170,6 +172,9 @@ copy_nt(void *d, const void *s, uint64_t n)
 		__m128i x1 = _mm_loadu_si128((const __m128i *)(sp + 16));
 		__m128i x2 = _mm_loadu_si128((const __m128i *)(sp + 32));
 		__m128i x3 = _mm_loadu_si128((const __m128i *)(sp + 48));
+
+		if (read_ahead && n > DGSM_NT_READ_AHEAD)
+			__builtin_prefetch(sp + DGSM_NT_READ_AHEAD);
 
 		_mm_stream_si128((__m128i *)dp, x0);
 		_mm_stream_si128((__m128i *)(dp + 16), x1);
@@ -198,7 +203,7 @@ copy_dir(uint64_t a, uint8_t *c, uint64_t len, const bool scatter, bool nt)
 	const void *s = scatter ? (const void *)c : (const void *)(uintptr_t)a;
 
 	if (nt)
-		copy_nt(d, s, len);
+		copy_nt(d, s, len, !scatter);
 	else
 		memcpy(d, s, len);
 }

@@ -123,6 +123,14 @@ prefetch_chunk(uint64_t a, uint64_t st, uint64_t len)
  * whole chunk `ahead` chunks ahead (a prefetch past the end of the data is only
  * a hint). Measured: 128 B chunks and scatters get slower with it.
  */
+/*
+ * Streaming gathers of long chunks: the first 4 KiB of a chunk is fetched two
+ * chunks ahead (prefetch_chunk), the rest while copying, this far ahead of the
+ * loads. Measured (indexed, 16 KiB chunks): 0.55-0.61 of memcpy without,
+ * 0.71-0.82 with; 2 KiB ahead 0.67-0.75.
+ */
+#define DGSM_NT_READ_AHEAD 4096
+
 #define DGSM_PF_MID_MIN 256
 #define DGSM_PF_MID_MAX 1024
 #define DGSM_PF_MID_AHEAD 8

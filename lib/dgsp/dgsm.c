@@ -240,7 +240,10 @@ static inline uint8_t *
 chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		const bool scatter, bool nt)
 {
-	if (len >= 512 && (scatter || len >= DGSM_PF_MID_MAX)) {
+	/* streaming stores need no copy of the destination in cache: fetching it
+	 * only wastes bandwidth (NT scatters of 512 B-1 KiB: 0.60-0.70 of memcpy
+	 * with the prefetch, 1.1 without) */
+	if (len >= 512 && (scatter || len >= DGSM_PF_MID_MAX) && !(scatter && nt)) {
 		for (; nk > 0; nk--, a += st, c += len) {
 			prefetch_chunk(a, st, len);
 			copy_dir(a, c, len, scatter, nt);
@@ -334,7 +337,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 					prefetch_mid((const void *)(uintptr_t)(base +
 						(uint64_t)h[j + DGSM_PF_MID_AHEAD].off),
 						h[j + DGSM_PF_MID_AHEAD].len);
-				else if (len >= 512 && j + 2 < nrun)
+				else if (len >= 512 && j + 2 < nrun && !(scatter && nt))
 					/* as in chunks(): two items ahead */
 					prefetch_chunk(base +
 						(uint64_t)h[j + 2].off, 0,

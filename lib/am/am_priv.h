@@ -21,11 +21,25 @@ extern int amrma_am_logtype;
 #define TX_BUF		64u
 #define RX_BURST	32u
 
+/*
+ * Small frames are kept for retransmission as a copy in the channel's inline store
+ * (channel.c): the port then gets the only reference, and freeing it costs no atomic.
+ */
+#define TX_INLINE_MAX	192u
+
 struct txslot {
-	struct rte_mbuf *m;	/* held reference; NULL once acked or sacked */
+	struct rte_mbuf *m;	/* held reference (queued, or sent and kept); NULL otherwise */
 	uint64_t sent_tsc;
 	uint32_t tries;		/* transmissions; RTT is sampled only when 1 (Karn) */
+	uint16_t inl_len;	/* sent and kept in the inline store, this many bytes */
 };
+
+/* The slot holds a frame not yet acknowledged. */
+static inline bool
+slot_held(const struct txslot *s)
+{
+	return s->m != NULL || s->inl_len != 0;
+}
 
 /* One (local context, remote endpoint) channel. */
 struct channel {
@@ -56,6 +70,8 @@ struct channel {
 	struct amrma_wire_tmpl tmpl;	/* our headers toward this endpoint, built once */
 	uint16_t peer_node;
 	uint8_t peer_ctx;
+	/* CH_SLOTS x TX_INLINE_MAX bytes, allocated at the first small frame sent */
+	uint8_t (*inl)[TX_INLINE_MAX];
 	struct txslot slot[CH_SLOTS];
 };
 
@@ -153,6 +169,7 @@ void chan_timers(struct amrma_ctx *ctx, uint64_t now);
 void chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all);
 void chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status);
 void chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch);
+void chan_free(struct channel *ch);
 static inline uint32_t chan_queued(const struct channel *ch)
 {
 	return ch->snd_nxt - ch->snd_una;

@@ -5,6 +5,8 @@
  */
 
 #include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_memcpy.h>
 
 #include "am_priv.h"
 
@@ -14,17 +16,72 @@ seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
+/*
+ * Keep a finalized small frame as a copy instead of a second reference: a port frees
+ * an mbuf of refcnt 2 with an atomic decrement, whose wait for the store buffer to drain
+ * cost about 10 % of a small round trip over net_memif (docs/bench.md), more than the
+ * copy. Returns false when the frame stays an mbuf (long, chained, external, offloads).
+ */
+static bool
+slot_keep_inline(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s)
+{
+	const struct rte_mbuf *m = s->m;
+
+	if (m->nb_segs != 1 || m->data_len > TX_INLINE_MAX || RTE_MBUF_HAS_EXTBUF(m) ||
+	    (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK) != 0)
+		return false;
+	if (unlikely(ch->inl == NULL)) {
+		ch->inl = rte_malloc_socket("amrma_inl", sizeof(*ch->inl) * CH_SLOTS,
+					    RTE_CACHE_LINE_SIZE, ctx->dev->socket_id);
+		if (ch->inl == NULL)
+			return false;	/* the mbuf path works without it */
+	}
+	rte_memcpy(ch->inl[s - ch->slot], rte_pktmbuf_mtod(m, const void *), m->data_len);
+	s->inl_len = m->data_len;
+	s->m = NULL;
+	return true;
+}
+
+/* A frame for the port rebuilt from the inline store: the port may free it at once. */
+static struct rte_mbuf *
+inline_frame(struct amrma_ctx *ctx, const struct channel *ch, const struct txslot *s)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
+
+	if (m == NULL)
+		return NULL;
+	rte_memcpy(rte_pktmbuf_mtod(m, void *), ch->inl[s - ch->slot], s->inl_len);
+	m->data_len = s->inl_len;
+	m->pkt_len = s->inl_len;
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	m->l3_len = sizeof(struct rte_ipv4_hdr);
+	return m;
+}
+
 static void
 transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t now)
 {
+	struct rte_mbuf *m = s->m;
+
 	/* an empty pipe starts the timer; otherwise it runs from the last progress */
 	if (ch->snd_una == ch->snd_sent || ch->timer_due == 0)
 		ch->timer_due = now + ch->rto;
-	/* the channel keeps its reference for retransmission; the port gets another */
-	mbuf_ref_chain(s->m);
 	s->sent_tsc = now;
 	s->tries++;
-	ctx_tx(ctx, s->m);
+	if (m == NULL) {
+		/* a retransmission from the inline store; without an mbuf the timer
+		 * tries again */
+		m = inline_frame(ctx, ch, s);
+		if (m == NULL) {
+			ctx->st.tx_drops++;
+			return;
+		}
+	} else if (!slot_keep_inline(ctx, ch, s)) {
+		/* the channel keeps its reference for retransmission; the port gets
+		 * another */
+		mbuf_ref_chain(m);
+	}
+	ctx_tx(ctx, m);
 }
 
 /* Send queued frames as the window opens; the open frame waits to be closed. */
@@ -72,6 +129,7 @@ chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool o
 	s->m = m;
 	s->sent_tsc = 0;
 	s->tries = 0;
+	s->inl_len = 0;
 	if (ch->snd_una == ch->snd_nxt)
 		ch->retries = 0;	/* the timer starts from this frame */
 	ch->snd_nxt++;
@@ -102,6 +160,7 @@ slot_release(struct txslot *s)
 		rte_pktmbuf_free(s->m);
 		s->m = NULL;
 	}
+	s->inl_len = 0;
 }
 
 /* RFC 6298 estimator; the timeout never goes below the configured minimum. */
@@ -139,7 +198,7 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 	if (ack != ch->snd_una) {
 		const struct txslot *last = &ch->slot[(ack - 1) & (CH_SLOTS - 1)];
 
-		if (last->m != NULL && last->tries == 1 && now > last->sent_tsc)
+		if (slot_held(last) && last->tries == 1 && now > last->sent_tsc)
 			rtt_sample(ctx, ch, now - last->sent_tsc);
 	}
 	while (ch->snd_una != ack) {
@@ -153,6 +212,7 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 			if (s->m != NULL)
 				done[n++] = s->m;
 			s->m = NULL;
+			s->inl_len = 0;
 		}
 		rte_pktmbuf_free_bulk(done, n);
 		progress = true;
@@ -162,7 +222,7 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 	if (ack == ch->snd_una && ack != ch->snd_sent && __builtin_popcount(sack) >= 3) {
 		struct txslot *hole = &ch->slot[ack & (CH_SLOTS - 1)];
 
-		if (hole->m != NULL && hole->tries == 1) {
+		if (slot_held(hole) && hole->tries == 1) {
 			ctx->st.fast_retransmits++;
 			ctx->st.retransmits++;
 			transmit(ctx, ch, hole, now);
@@ -175,7 +235,7 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 		if ((sack & 1) && seq_diff(seq, ch->snd_sent) < 0) {
 			struct txslot *s = &ch->slot[seq & (CH_SLOTS - 1)];
 
-			if (s->m != NULL) {
+			if (slot_held(s)) {
 				slot_release(s);
 				progress = true;
 			}
@@ -324,6 +384,14 @@ chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
 	ch->peer_epoch = peer_epoch;
 }
 
+/* Free what the channel owns beyond its frames (chan_fail() released those). */
+void
+chan_free(struct channel *ch)
+{
+	rte_free(ch->inl);
+	ch->inl = NULL;
+}
+
 /*
  * One retransmission timer per channel (RFC 6298 style): it runs from the last progress;
  * on expiry every unacknowledged frame older than the timeout is resent, the timeout
@@ -348,7 +416,7 @@ chan_timer(struct amrma_ctx *ctx, struct channel *ch, uint64_t now)
 			struct txslot *s = &ch->slot[seq & (CH_SLOTS - 1)];
 
 			/* frames sent while this poll ran are younger than `now` */
-			if (s->m != NULL && (seq == ch->snd_una ||
+			if (slot_held(s) && (seq == ch->snd_una ||
 					     (now > s->sent_tsc && now - s->sent_tsc >= ch->rto))) {
 				ctx->st.retransmits++;
 				transmit(ctx, ch, s, now);

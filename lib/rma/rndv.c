@@ -445,6 +445,8 @@ amrma_rma_progress(struct amrma_rma *rma)
 	struct rq_item *burst[32];
 	uint32_t n, k, keep = 0, work = 0;
 
+	if (rma->nb_pending == 0 && rte_ring_empty(rma->queue))
+		return 0;	/* the common case: nothing queued, nothing refused */
 	/* what the AM layer refused last time goes first, in order */
 	for (k = 0; k < rma->nb_pending; k++) {
 		if (serve(rma, rma->pending[k])) {

@@ -189,7 +189,7 @@ perf_pair() {
 	local cpid=$!
 	pids+=("$cpid")
 	while kill -0 "$cpid" 2>/dev/null &&
-		! grep -q '^amrma-perf: done' "$tmp/client$run_id.err"; do
+		! grep -qs '^amrma-perf: done' "$tmp/client$run_id.err"; do
 		sleep 0.05
 	done
 	stop_pid "$server_pid"

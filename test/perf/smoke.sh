@@ -35,7 +35,7 @@ pair() {	# serve-mode client-args...
 		-- --mode "$smode" "${backoff[@]+"${backoff[@]}"}" >"$tmp/s$n.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
-		grep -q ready "$tmp/s$n.log" && break
+		grep -qs ready "$tmp/s$n.log" && break
 		kill -0 "$pid" 2>/dev/null || { cat "$tmp/s$n.log"; return 1; }
 		sleep 0.1
 	done
@@ -44,7 +44,7 @@ pair() {	# serve-mode client-args...
 		--vdev "net_memif0,role=client,socket=$tmp/s$n,mac=02:00:00:00:00:02" \
 		-- --linger "${backoff[@]+"${backoff[@]}"}" "$@" >>"$tmp/out.jsonl" 2>"$tmp/c$n.log" &
 	cpid=$!
-	while kill -0 "$cpid" 2>/dev/null && ! grep -q '^amrma-perf: done' "$tmp/c$n.log"; do
+	while kill -0 "$cpid" 2>/dev/null && ! grep -qs '^amrma-perf: done' "$tmp/c$n.log"; do
 		sleep 0.05
 	done
 	kill -TERM "$pid" 2>/dev/null || true

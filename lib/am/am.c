@@ -89,8 +89,14 @@ request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, v
 	op->arg = arg;
 	op->ch = ch;
 	op->state = OP_WAIT;
-	if (ch->ops++ == 0)	/* silence is measured from now */
-		ch->last_rx = ctx->in_poll ? ctx->now : (ctx->now = rte_rdtsc());
+	/* silence is measured from now, or outside a poll from when the request leaves
+	 * (the clock is read then anyway; rdtsc costs 10-30 ns on VMs) */
+	if (ch->ops++ == 0) {
+		if (ctx->in_poll)
+			ch->last_rx = ctx->now;
+		else
+			ch->silence_from_tx = true;
+	}
 }
 
 int

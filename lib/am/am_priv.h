@@ -53,6 +53,7 @@ struct channel {
 	uint64_t srtt;		/* smoothed RTT (RFC 6298), 0 = no sample yet */
 	uint64_t rttvar;
 	uint32_t ops;		/* requests waiting for their reply */
+	bool silence_from_tx;	/* last_rx := time of the next transmission */
 	bool dead;
 	bool in_open_list;
 	uint8_t open_msgs;	/* messages in the open frame */

@@ -68,6 +68,10 @@ transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t n
 		ch->timer_due = now + ch->rto;
 	s->sent_tsc = now;
 	s->tries++;
+	if (unlikely(ch->silence_from_tx)) {
+		ch->silence_from_tx = false;
+		ch->last_rx = RTE_MAX(ch->last_rx, now);
+	}
 	if (m == NULL) {
 		/* a retransmission from the inline store; without an mbuf the timer
 		 * tries again */

@@ -121,6 +121,22 @@ app_region_info(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint6
 	return ret;
 }
 
+/*
+ * Back every page now. Without hugepages (--no-huge) EAL memory is mapped but untouched,
+ * and rte_zmalloc() skips clearing memory it knows is fresh: the first RMA write to each
+ * 4 KiB page would take a page fault in the data path (measured: a first 64 MiB put at
+ * 3.1 GB/s, later ones at 4.5).
+ */
+static void
+prefault(void *mem, uint64_t len)
+{
+	volatile uint8_t *p = mem;
+	uint64_t off;
+
+	for (off = 0; off < len; off += 4096)
+		p[off] = 0;	/* zeroed memory stays zero */
+}
+
 int
 app_rma_setup(struct app *a)
 {
@@ -150,6 +166,7 @@ app_rma_setup(struct app *a)
 				r->size);
 			return -ENOMEM;
 		}
+		prefault(a->region_mem[i], r->size);
 		ret = amrma_region_register(amrma_rma_regions(a->rma), a->region_mem[i], r->size,
 					    r->perm, &a->region[i], &a->region_key[i]);
 		if (ret != 0)

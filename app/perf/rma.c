@@ -152,8 +152,8 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 	uint64_t key, rlen, hz = rte_get_tsc_hz(), max = 0;
 	double mbps[2][64];
 	uint8_t *buf;
-	unsigned int s, r, k;
-	int ret;
+	unsigned int s, k;
+	int r, ret;
 
 	ret = app_region_info(a, ctx, dst, 0, &key, &rlen);
 	if (ret != 0) {
@@ -174,14 +174,16 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 
 		if (2 * len > rlen)
 			continue;
-		for (r = 0; r < o->repeat && !app_stop; r++) {
+		/* run -1 warms up (caches, TLBs, the peer's pages) and is not reported */
+		for (r = -1; r < (int)o->repeat && !app_stop; r++) {
 			for (k = 0; k < 2; k++) {
 				struct bw b = { 0 };
 				uint64_t issued = 0, t0 = rte_rdtsc();
+				uint64_t n = r < 0 ? 2 : count;
 
 				/* two in flight: the next one starts while the last drains */
-				while ((issued < count || b.inflight) && !app_stop) {
-					while (issued < count && b.inflight < 2) {
+				while ((issued < n || b.inflight) && !app_stop) {
+					while (issued < n && b.inflight < 2) {
 						uint8_t *p = buf + (issued & 1) * len;
 						uint64_t off = (issued & 1) * len;
 
@@ -203,10 +205,13 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 					ret = b.status;
 					goto out;
 				}
-				mbps[k][r] = (double)len * count * hz /
-					     (double)(rte_rdtsc() - t0) / 1e6;
+				if (r >= 0)
+					mbps[k][r] = (double)len * count * hz /
+						     (double)(rte_rdtsc() - t0) / 1e6;
 			}
-			fprintf(stderr, "rma-bw size %" PRIu64 " run %u: put %.0f MB/s, get %.0f "
+			if (r < 0)
+				continue;
+			fprintf(stderr, "rma-bw size %" PRIu64 " run %d: put %.0f MB/s, get %.0f "
 				"MB/s\n", len, r, mbps[0][r], mbps[1][r]);
 		}
 		if (!app_stop) {

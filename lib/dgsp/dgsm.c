@@ -346,7 +346,9 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 					/* short blocks: inline 4..64 B copies */
 					copy_short(a, c, len, scatter);
 				else
-					copy_dir(a, c, len, scatter, nt);
+					copy_dir(a, c, len, scatter, nt &&
+						 (scatter || len < DGSM_RUN_MEMCPY_MIN ||
+						  len >= DGSM_RUN_MEMCPY_MAX));
 				c += len;
 				moved += len;
 				left -= len;

@@ -444,6 +444,67 @@ test_dead_peer(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/*
+ * Small frames wait for their ack as a copy in the channel's inline store, not as mbufs:
+ * while the peer drops everything, small requests hold no mbuf and long ones one each.
+ * When the peer comes back, the copies are resent and every request runs exactly once.
+ */
+static void
+test_inline_retransmit(void **state)
+{
+	const uint32_t n_small = 40, n_long = 8;
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	struct amrma_node_conf c;
+	struct amrma_am_stats st;
+	struct harness h;
+	struct target t = { .n = n_small + n_long };
+	uint8_t buf[1000];
+	uint64_t args[2];
+	uint32_t id;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	c.coalesce_frame = 0;	/* one request per frame: each small one stays small */
+	c.max_retries = 1000;	/* the peer is away on purpose, not dead */
+	/* no retransmission while the mbufs are counted (they would be in flight) */
+	c.rto_us = 100000;
+	c.rto_max_us = 200000;
+	assert_int_equal(h_create(&h, 2, 1, &c), 0);
+	register_all(&h);
+	memset(&L, 0, sizeof(L));
+	h_faults(&h, 1, 0, 0, 0, 0, 1);
+	h.n[1].fault.blackhole = true;
+	for (id = 0; id < n_small; id++) {
+		args[0] = id;
+		args[1] = fill(buf, id, 8);
+		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, buf, 8,
+						  load_done, (void *)(uintptr_t)id), 0);
+	}
+	for (i = 0; i < 20; i++)
+		h_step(&h);
+	/* sent, dropped by the peer, and kept without an mbuf */
+	assert_int_equal(h_mbufs_in_use(&h), 0);
+	for (; id < n_small + n_long; id++) {
+		args[0] = id;
+		args[1] = fill(buf, id, sizeof(buf));
+		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, buf,
+						  sizeof(buf), load_done, (void *)(uintptr_t)id), 0);
+	}
+	for (i = 0; i < 20; i++)
+		h_step(&h);
+	/* long frames are held by reference until acked */
+	assert_int_equal(h_mbufs_in_use(&h), n_long);
+	assert_int_equal(L.handled[0], 0);
+	h.n[1].fault.blackhole = false;
+	assert_true(h_run_until(&h, all_done, &t, 5000));
+	check_exactly_once(n_small + n_long);
+	amrma_node_stats_get(h.n[0].node, &st);
+	assert_true(st.retransmits >= n_small + n_long);
+	assert_int_equal(st.tx_drops, 0);
+	quiesce_and_destroy(&h);
+}
+
 /* A target that takes the requests then dies before its replies get through. */
 static void
 test_peer_dies_after_ack(void **state)
@@ -729,6 +790,7 @@ main(void)
 		cmocka_unit_test(test_three_nodes_many_contexts),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_dead_peer),
+		cmocka_unit_test(test_inline_retransmit),
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),

@@ -24,8 +24,10 @@ extern int amrma_am_logtype;
 /*
  * Small frames are kept for retransmission as a copy in the channel's inline store
  * (channel.c): the port then gets the only reference, and freeing it costs no atomic.
+ * Entry seq % TX_INLINE_SLOTS; a frame whose entry is still taken is held as an mbuf.
  */
 #define TX_INLINE_MAX	192u
+#define TX_INLINE_SLOTS	32u
 
 struct txslot {
 	struct rte_mbuf *m;	/* held reference (queued, or sent and kept); NULL otherwise */
@@ -71,9 +73,9 @@ struct channel {
 	struct amrma_wire_tmpl tmpl;	/* our headers toward this endpoint, built once */
 	uint16_t peer_node;
 	uint8_t peer_ctx;
-	/* CH_SLOTS x TX_INLINE_MAX bytes, allocated at the first small frame sent */
-	uint8_t (*inl)[TX_INLINE_MAX];
+	uint32_t inl_busy;	/* bit i: inline entry i holds a frame */
 	struct txslot slot[CH_SLOTS];
+	uint8_t inl[TX_INLINE_SLOTS][TX_INLINE_MAX] __rte_cache_aligned;
 };
 
 enum op_state { OP_FREE = 0, OP_WAIT };
@@ -170,7 +172,6 @@ void chan_timers(struct amrma_ctx *ctx, uint64_t now);
 void chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all);
 void chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status);
 void chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch);
-void chan_free(struct channel *ch);
 static inline uint32_t chan_queued(const struct channel *ch)
 {
 	return ch->snd_nxt - ch->snd_una;

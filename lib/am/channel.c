@@ -5,7 +5,6 @@
  */
 
 #include <rte_cycles.h>
-#include <rte_malloc.h>
 #include <rte_memcpy.h>
 
 #include "am_priv.h"
@@ -16,27 +15,31 @@ seq_diff(uint32_t a, uint32_t b)
 	return (int32_t)(a - b);
 }
 
+/* The inline entry of a slot: its sequence number modulo TX_INLINE_SLOTS. */
+static inline unsigned int
+inl_entry(const struct channel *ch, const struct txslot *s)
+{
+	return (unsigned int)(s - ch->slot) & (TX_INLINE_SLOTS - 1);
+}
+
 /*
  * Keep a finalized small frame as a copy instead of a second reference: a port frees
  * an mbuf of refcnt 2 with an atomic decrement, whose wait for the store buffer to drain
  * cost about 10 % of a small round trip over net_memif (docs/bench.md), more than the
- * copy. Returns false when the frame stays an mbuf (long, chained, external, offloads).
+ * copy. Returns false when the frame stays an mbuf (long, chained, external, offloads,
+ * or its entry still taken by a frame TX_INLINE_SLOTS older).
  */
 static bool
-slot_keep_inline(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s)
+slot_keep_inline(struct channel *ch, struct txslot *s)
 {
 	const struct rte_mbuf *m = s->m;
+	unsigned int e = inl_entry(ch, s);
 
 	if (m->nb_segs != 1 || m->data_len > TX_INLINE_MAX || RTE_MBUF_HAS_EXTBUF(m) ||
-	    (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK) != 0)
+	    (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK) != 0 || (ch->inl_busy & (1u << e)))
 		return false;
-	if (unlikely(ch->inl == NULL)) {
-		ch->inl = rte_malloc_socket("amrma_inl", sizeof(*ch->inl) * CH_SLOTS,
-					    RTE_CACHE_LINE_SIZE, ctx->dev->socket_id);
-		if (ch->inl == NULL)
-			return false;	/* the mbuf path works without it */
-	}
-	rte_memcpy(ch->inl[s - ch->slot], rte_pktmbuf_mtod(m, const void *), m->data_len);
+	rte_memcpy(ch->inl[e], rte_pktmbuf_mtod(m, const void *), m->data_len);
+	ch->inl_busy |= 1u << e;
 	s->inl_len = m->data_len;
 	s->m = NULL;
 	return true;
@@ -50,7 +53,7 @@ inline_frame(struct amrma_ctx *ctx, const struct channel *ch, const struct txslo
 
 	if (m == NULL)
 		return NULL;
-	rte_memcpy(rte_pktmbuf_mtod(m, void *), ch->inl[s - ch->slot], s->inl_len);
+	rte_memcpy(rte_pktmbuf_mtod(m, void *), ch->inl[inl_entry(ch, s)], s->inl_len);
 	m->data_len = s->inl_len;
 	m->pkt_len = s->inl_len;
 	m->l2_len = sizeof(struct rte_ether_hdr);
@@ -80,7 +83,7 @@ transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t n
 			ctx->st.tx_drops++;
 			return;
 		}
-	} else if (!slot_keep_inline(ctx, ch, s)) {
+	} else if (!slot_keep_inline(ch, s)) {
 		/* the channel keeps its reference for retransmission; the port gets
 		 * another */
 		mbuf_ref_chain(m);
@@ -158,13 +161,16 @@ chan_close_all(struct amrma_ctx *ctx)
 }
 
 static void
-slot_release(struct txslot *s)
+slot_release(struct channel *ch, struct txslot *s)
 {
 	if (s->m != NULL) {
 		rte_pktmbuf_free(s->m);
 		s->m = NULL;
 	}
-	s->inl_len = 0;
+	if (s->inl_len != 0) {
+		ch->inl_busy &= ~(1u << inl_entry(ch, s));
+		s->inl_len = 0;
+	}
 }
 
 /* RFC 6298 estimator; the timeout never goes below the configured minimum. */
@@ -216,7 +222,10 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 			if (s->m != NULL)
 				done[n++] = s->m;
 			s->m = NULL;
-			s->inl_len = 0;
+			if (s->inl_len != 0) {
+				ch->inl_busy &= ~(1u << inl_entry(ch, s));
+				s->inl_len = 0;
+			}
 		}
 		rte_pktmbuf_free_bulk(done, n);
 		progress = true;
@@ -240,7 +249,7 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 			struct txslot *s = &ch->slot[seq & (CH_SLOTS - 1)];
 
 			if (slot_held(s)) {
-				slot_release(s);
+				slot_release(ch, s);
 				progress = true;
 			}
 		}
@@ -353,7 +362,7 @@ chan_drop(struct amrma_ctx *ctx, struct channel *ch, int status)
 
 	ch->open = NULL;
 	for (seq = ch->snd_una; seq != ch->snd_nxt; seq++)
-		slot_release(&ch->slot[seq & (CH_SLOTS - 1)]);
+		slot_release(ch, &ch->slot[seq & (CH_SLOTS - 1)]);
 	ch->snd_una = ch->snd_sent = ch->snd_nxt;
 	op_fail_channel(ctx, ch, status);
 }
@@ -386,14 +395,6 @@ chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
 	ch->srtt = ch->rttvar = 0;
 	ch->rto = ctx->node->rto_tsc;
 	ch->peer_epoch = peer_epoch;
-}
-
-/* Free what the channel owns beyond its frames (chan_fail() released those). */
-void
-chan_free(struct channel *ch)
-{
-	rte_free(ch->inl);
-	ch->inl = NULL;
 }
 
 /*

@@ -108,10 +108,8 @@ ctx_fini(struct amrma_ctx *ctx)
 
 	if (ctx->node == NULL)
 		return;
-	for (i = 0; i < ctx->nb_chan; i++) {
+	for (i = 0; i < ctx->nb_chan; i++)
 		chan_fail(ctx, ctx->all[i], -ECANCELED);
-		chan_free(ctx->all[i]);
-	}
 	ctx_tx_flush(ctx);
 	rte_pktmbuf_free_bulk(ctx->tx, ctx->nb_tx);	/* what the port never took */
 	ctx->nb_tx = 0;

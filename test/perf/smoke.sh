@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-smoke: amrma-perf still runs end to end over net_memif (AM latency and rate, raw echo,
 # RMA bandwidth) and prints JSON lines that parse, with positive values, and the plots that
-# bench.sh --plot renders come out as PNGs. Short runs (--quick); the numbers are not judged.
+# bench.sh --plot renders come out as PNGs, and scripts/bench/ab.sh compares two binaries.
+# Short runs (--quick); the numbers are not judged.
 # Usage: smoke.sh AMRMA_PERF RESULTS_PY
 set -euo pipefail
 perf=$1
@@ -72,3 +73,9 @@ for f in latency rate bandwidth; do
 	[ "$(stat -c %s "$png")" -gt 10000 ] || { echo "bench-smoke: $png is nearly empty"; exit 1; }
 	echo "bench-smoke: $f.png $(stat -c %s "$png") bytes"
 done
+
+# the A/B tool (scripts/bench/ab.sh) on two copies of the same binary: one line per result
+ab_out=$("$(dirname "$check")/ab.sh" --rounds 1 "$perf" "$perf" --mode am-lat --quick --sizes 8)
+echo "$ab_out"
+grep -Eq '^am_rtt_median +size 8 +A [0-9.]+ +B [0-9.]+ +B/A [0-9.]+' <<<"$ab_out" ||
+	{ echo "bench-smoke: ab.sh printed no am_rtt_median comparison"; exit 1; }

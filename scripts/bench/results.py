@@ -158,7 +158,7 @@ def cmd_rma_ratios(a):
             if lat and am and am["value"] > 0:
                 v = lat["value"] / am["value"]
                 line({"name": "%s_lat%s_vs_am_rtt" % (op, sfx), "value": round(v, 3),
-                      "unit": "x", "size": 8, "mode": m,
+                      "unit": "x", "size": 8, "mode": m, "repeat": lat.get("repeat"),
                       "stat": "ratio of medians (same processes)",
                       "target": "<= %.1f" % LAT_TARGET, "met": v <= LAT_TARGET, "load1": load1})
     return 0

@@ -47,25 +47,21 @@ pids=()		# every process we started, killed by PID at exit
 huge_mounted=""
 huge_prev=""
 
+# shellcheck source=bench/pair.sh
+. scripts/bench/pair.sh	# pair_run, pair_stop
+
 stop_pid() {	# pid: SIGTERM, then SIGKILL after 5 s; forget it
-	local pid=$1 i
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for i in $(seq 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || true
-	local keep=() p
-	for p in "${pids[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+	local pid=$1 keep=() p
+	pair_stop "$pid"
+	for p in "${pids[@]+"${pids[@]}"}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
 	pids=("${keep[@]+"${keep[@]}"}")
 }
 
 cleanup() {
 	local p
-	for p in "${pids[@]+"${pids[@]}"}"; do stop_pid "$p"; done
+	for p in "${pids[@]+"${pids[@]}"}" "${pair_pids[@]+"${pair_pids[@]}"}"; do
+		stop_pid "$p"
+	done
 	if [ -n "$huge_mounted" ]; then
 		umount "$huge_mounted" 2>/dev/null || log "could not unmount $huge_mounted"
 	fi
@@ -149,20 +145,10 @@ client_eal() {	# mode
 }
 client_vdev_opt() { [ "$1" = zero-copy ] && echo ",zero-copy=yes" || true; }
 
-# start_server NAME BANNER CMD...: start a memif server in the background, wait for it
-start_server() {
-	local name=$1 banner=$2
-	shift 2
-	"$@" >"$tmp/$name.log" 2>&1 &
-	server_pid=$!
-	pids+=("$server_pid")
-	wait_for "$tmp/$name.log" "$banner" "$server_pid" "$name"
-}
-
 # perf_pair MODE SERVE_MODE [SERVER_ARGS... --] CLIENT_ARGS...: amrma-perf server + one
-# client run
+# client run (scripts/bench/pair.sh); the client's JSON lines are emitted
 perf_pair() {
-	local mode=$1 smode=$2 sock rc=0 sargs=()
+	local mode=$1 smode=$2 sock sargs=() eal
 	shift 2
 	if [[ " $* " == *" -- "* ]]; then
 		while [ "$1" != -- ]; do sargs+=("$1"); shift; done
@@ -170,39 +156,19 @@ perf_pair() {
 	fi
 	run_id=$((run_id + 1))
 	sock=$tmp/memif$run_id.sock
-	start_server "perf-$smode-$run_id" "ready" "$perf" -l $cpu_s "${eal_copy[@]}" \
-		--file-prefix "amrma_bench_s${run_id}_$$" \
-		--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:01" \
-		-- --mode "$smode" "${sargs[@]+"${sargs[@]}"}" "${backoff[@]+"${backoff[@]}"}" ||
-		return 1
-	local eal
 	mapfile -t eal < <(client_eal "$mode")
-	# In the background so a signal to this script reaches cleanup at once; timeout bounds
-	# a run whose peer vanished. --linger: after its results the client stops polling and
-	# waits; the server is stopped first. net_memif (DPDK 22.11) can crash a side that polls
-	# while its peer disconnects, so no side polls during a disconnect.
-	timeout --preserve-status 900 "$perf" -l $cpu_c "${eal[@]}" \
+	# timeout bounds a run whose peer vanished
+	pair_run "$tmp/perf$run_id" \
+		"$perf" -l $cpu_s "${eal_copy[@]}" --file-prefix "amrma_bench_s${run_id}_$$" \
+		--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:01" \
+		-- --mode "$smode" "${sargs[@]+"${sargs[@]}"}" "${backoff[@]+"${backoff[@]}"}" ::: \
+		timeout --preserve-status 900 "$perf" -l $cpu_c "${eal[@]}" \
 		--file-prefix "amrma_bench_c${run_id}_$$" \
 		--vdev "net_memif0,role=client,socket=$sock,mac=02:00:00:00:00:02$(client_vdev_opt "$mode")" \
-		-- --memif-mode "$mode" --linger "${backoff[@]+"${backoff[@]}"}" "$@" \
-		>"$tmp/client$run_id.out" 2>"$tmp/client$run_id.err" &
-	local cpid=$!
-	pids+=("$cpid")
-	while kill -0 "$cpid" 2>/dev/null &&
-		! grep -qs '^amrma-perf: done' "$tmp/client$run_id.err"; do
-		sleep 0.05
-	done
-	stop_pid "$server_pid"
-	kill -TERM "$cpid" 2>/dev/null || true
-	wait "$cpid" || rc=$?
-	stop_pid "$cpid"
-	grep -E '^(am-|raw-)' "$tmp/client$run_id.err" | sed 's/^/  /' >&2 || true
-	if [ $rc -ne 0 ]; then
-		log "amrma-perf $* failed ($rc):"
-		tail -20 "$tmp/client$run_id.err" >&2
-		return 1
-	fi
-	emit "$tmp/client$run_id.out"
+		-- --memif-mode "$mode" --linger "${backoff[@]+"${backoff[@]}"}" "$@" ||
+		{ log "amrma-perf $* failed"; return 1; }
+	grep -E '^(am-|raw-)' "$tmp/perf$run_id.err" | sed 's/^/  /' >&2 || true
+	emit "$tmp/perf$run_id.out"
 }
 
 # tp_start NAME CPU EAL/testpmd args...: interactive testpmd on CPU (main and forwarding

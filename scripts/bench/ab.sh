@@ -28,13 +28,11 @@ for b in "$bin_a" "$bin_b"; do
 done
 
 tmp=$(mktemp -d /tmp/amrma-ab.XXXXXX)
-pids=()
+# shellcheck source=pair.sh
+. "$(dirname "$0")/pair.sh"
 cleanup() {
 	local p
-	for p in "${pids[@]+"${pids[@]}"}"; do
-		kill -TERM "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	for p in "${pair_pids[@]+"${pair_pids[@]}"}"; do pair_stop "$p"; done
 	rm -rf "$tmp"
 	rm -rf "/var/run/dpdk/amrma_ab_"*"_$$" 2>/dev/null || true
 }
@@ -45,35 +43,18 @@ eal=(--no-huge --no-pci --no-shconf -m 256 --log-level lib.eal:error
 	--log-level pmd.net.memif:error)
 cpu_c=$(( $(nproc) > 1 ? 1 : 0 ))
 
-run() {	# tag binary: one server + client pair; results in $tmp/TAG.N.json
-	local tag=$1 bin=$2 n=$3 sock sp cp
-	sock=$tmp/$tag$n.sock
-	"$bin" -l 0 "${eal[@]}" --file-prefix "amrma_ab_s${tag}${n}_$$" \
-		--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:01" \
-		-- --mode serve >"$tmp/$tag$n.server" 2>&1 &
-	sp=$!
-	pids+=("$sp")
-	for _ in $(seq 100); do
-		grep -qs ready "$tmp/$tag$n.server" && break
-		sleep 0.05
-	done
-	"$bin" -l "$cpu_c" "${eal[@]}" --file-prefix "amrma_ab_c${tag}${n}_$$" \
-		--vdev "net_memif0,role=client,socket=$sock,mac=02:00:00:00:00:02" \
-		-- --linger "${client_args[@]}" >"$tmp/$tag.$n.json" 2>"$tmp/$tag$n.client" &
-	cp=$!
-	pids+=("$cp")
-	while kill -0 "$cp" 2>/dev/null && ! grep -qs '^amrma-perf: done' "$tmp/$tag$n.client"; do
-		sleep 0.05
-	done
-	# the server first: nothing polls while its memif peer disconnects
-	kill -TERM "$sp" 2>/dev/null || true
-	wait "$sp" 2>/dev/null || true
-	kill -TERM "$cp" 2>/dev/null || true
-	wait "$cp" 2>/dev/null || true
-	if ! grep -q '^{' "$tmp/$tag.$n.json"; then
-		echo "ab: run $tag$n gave no result:" >&2
-		tail -3 "$tmp/$tag$n.client" >&2
-		rm -f "$tmp/$tag.$n.json"
+run() {	# tag binary round: one pair; the client's JSON in $tmp/TAG.ROUND.json
+	local tag=$1 bin=$2 n=$3
+	if pair_run "$tmp/$tag$n" \
+		"$bin" -l 0 "${eal[@]}" --file-prefix "amrma_ab_s${tag}${n}_$$" \
+		--vdev "net_memif0,role=server,socket=$tmp/$tag$n.sock,mac=02:00:00:00:00:01" \
+		-- --mode serve ::: \
+		"$bin" -l "$cpu_c" "${eal[@]}" --file-prefix "amrma_ab_c${tag}${n}_$$" \
+		--vdev "net_memif0,role=client,socket=$tmp/$tag$n.sock,mac=02:00:00:00:00:02" \
+		-- --linger "${client_args[@]}"; then
+		mv "$tmp/$tag$n.out" "$tmp/$tag.$n.json"
+	else
+		echo "ab: run $tag$n left out" >&2
 	fi
 }
 

@@ -8,16 +8,11 @@ set -euo pipefail
 perf=$1
 check=$2
 tmp=$(mktemp -d /tmp/amrma-bench-smoke.XXXXXX)
-pid=""	# server
-cpid=""	# client
+# shellcheck source=../../scripts/bench/pair.sh
+. "$(dirname "$check")/pair.sh"
 cleanup() {
 	local p
-	for p in $cpid $pid; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			wait "$p" 2>/dev/null || true
-		fi
-	done
+	for p in "${pair_pids[@]+"${pair_pids[@]}"}"; do pair_stop "$p"; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -31,29 +26,14 @@ pair() {	# serve-mode client-args...
 	local smode=$1
 	shift
 	n=$((n + 1))
-	"$perf" -l 0 "${eal[@]}" --file-prefix "amrma_smoke_s${n}_$$" \
+	pair_run "$tmp/p$n" \
+		"$perf" -l 0 "${eal[@]}" --file-prefix "amrma_smoke_s${n}_$$" \
 		--vdev "net_memif0,role=server,socket=$tmp/s$n,mac=02:00:00:00:00:01" \
-		-- --mode "$smode" "${backoff[@]+"${backoff[@]}"}" >"$tmp/s$n.log" 2>&1 &
-	pid=$!
-	for _ in $(seq 100); do
-		grep -qs ready "$tmp/s$n.log" && break
-		kill -0 "$pid" 2>/dev/null || { cat "$tmp/s$n.log"; return 1; }
-		sleep 0.1
-	done
-	# --linger + server stopped first: nothing polls while its memif peer disconnects
-	"$perf" -l "$cpu_c" "${eal[@]}" --file-prefix "amrma_smoke_c${n}_$$" \
+		-- --mode "$smode" "${backoff[@]+"${backoff[@]}"}" ::: \
+		"$perf" -l "$cpu_c" "${eal[@]}" --file-prefix "amrma_smoke_c${n}_$$" \
 		--vdev "net_memif0,role=client,socket=$tmp/s$n,mac=02:00:00:00:00:02" \
-		-- --linger "${backoff[@]+"${backoff[@]}"}" "$@" >>"$tmp/out.jsonl" 2>"$tmp/c$n.log" &
-	cpid=$!
-	while kill -0 "$cpid" 2>/dev/null && ! grep -qs '^amrma-perf: done' "$tmp/c$n.log"; do
-		sleep 0.05
-	done
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" || { echo "server ($smode) did not exit cleanly:"; cat "$tmp/s$n.log"; return 1; }
-	pid=""
-	kill -TERM "$cpid" 2>/dev/null || true
-	wait "$cpid" || { echo "amrma-perf $* failed:"; cat "$tmp/c$n.log"; cpid=""; return 1; }
-	cpid=""
+		-- --linger "${backoff[@]+"${backoff[@]}"}" "$@"
+	cat "$tmp/p$n.out" >>"$tmp/out.jsonl"
 }
 
 pair serve --mode am-lat --quick --sizes 8,1400 --with-raw

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Replay of a fuzz corpus directory as a normal test: every file goes through a
+ * per-corpus check that knows the verdict its name promises. Pure C (no DPDK), so the
+ * dgsp tests can use it too.
+ */
+#ifndef AMRMA_TEST_CORPUS_H
+#define AMRMA_TEST_CORPUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum corpus_verdict {
+	CORPUS_UNCHECKED,	/* no verdict in the name (a fuzzer find): ran, no crash */
+	CORPUS_ACCEPTED,	/* named as well-formed and accepted */
+	CORPUS_REJECTED,	/* named as malformed and rejected for the named reason */
+	CORPUS_WRONG,		/* the verdict disagrees with the name (the check said why) */
+};
+
+/** Judge one file by its name; print why when returning CORPUS_WRONG. */
+typedef enum corpus_verdict (*corpus_check_t)(const char *name, const uint8_t *data,
+					       size_t len);
+
+struct corpus_counts {
+	int files, accepted, rejected, errors;
+};
+
+/**
+ * Run check over every file of dir (names starting with '.' skipped). Unreadable files
+ * and wrong verdicts count as errors. Returns 0, or -1 if dir cannot be opened.
+ */
+int corpus_replay(const char *dir, corpus_check_t check, struct corpus_counts *c);
+
+#endif /* AMRMA_TEST_CORPUS_H */

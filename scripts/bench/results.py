@@ -168,48 +168,59 @@ def gnuplot(script):
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
+def series_plots(res, outdir, mode, series):
+    """A gnuplot clause per (name, title, style) series with results in this memif mode,
+    each reading a .dat file of (size, value) written here."""
+    plots = []
+    for name, title, style in series:
+        pts = sorted((r["size"], r["value"]) for r in res
+                     if r.get("name") == name and r.get("mode") == mode)
+        if not pts:
+            continue
+        dat = os.path.join(outdir, "%s_%s.dat" % (name, mode))
+        with open(dat, "w") as f:
+            for size, v in pts:
+                f.write("%d %g\n" % (size, v))
+        plots.append("'%s' using 1:2 with linespoints %s title '%s'" % (dat, style, title))
+    return plots
+
+
+def multiplot(png, title, settings, panels):
+    """One PNG, a panel per memif mode side by side; panels: (mode, plot clauses)."""
+    body = "".join("set title 'memif %s mode'\nplot %s\n" % (m, ", \\\n     ".join(p))
+                   for m, p in panels if p)
+    n = sum(1 for _, p in panels if p)
+    if n == 0:
+        return
+    gnuplot("""set terminal pngcairo noenhanced size %d,620 font 'DejaVu Sans,11'
+set output '%s'
+set multiplot layout 1,%d title '%s'
+%s
+set grid
+set key left top
+%sunset multiplot
+""" % (200 + 600 * n, png, n, title, settings, body))
+    print("plot: %s" % png, file=sys.stderr)
+
+
 def plot_bandwidth(res, outdir):
     """RMA put/get bandwidth vs size beside the raw link's goodput, one panel per mode."""
-    modes = sorted({r["mode"] for r in res if r.get("name", "").startswith("rma_")})
+    series = [("rma_put_bw", "RMA put", "lw 2 lc rgb '#8e24aa' pt 7"),
+              ("rma_get_bw", "RMA get", "lw 2 lc rgb '#1565c0' pt 5"),
+              ("rma_put_bw_nocsum", "RMA put, no UDP csum", "lw 1 dt 2 lc rgb '#8e24aa' pt 6"),
+              ("rma_get_bw_nocsum", "RMA get, no UDP csum", "lw 1 dt 2 lc rgb '#1565c0' pt 4")]
     panels = []
-    for m in modes:
-        plots = []
-        for name, title, style in (
-                ("rma_put_bw", "RMA put", "lw 2 lc rgb '#8e24aa' pt 7"),
-                ("rma_get_bw", "RMA get", "lw 2 lc rgb '#1565c0' pt 5"),
-                ("rma_put_bw_nocsum", "RMA put, no UDP csum", "lw 1 dt 2 lc rgb '#8e24aa' pt 6"),
-                ("rma_get_bw_nocsum", "RMA get, no UDP csum", "lw 1 dt 2 lc rgb '#1565c0' pt 4")):
-            pts = sorted((r["size"], r["value"]) for r in res
-                         if r.get("name") == name and r.get("mode") == m)
-            if not pts:
-                continue
-            dat = os.path.join(outdir, "%s_%s.dat" % (name, m))
-            with open(dat, "w") as f:
-                for sz, v in pts:
-                    f.write("%d %g\n" % (sz, v))
-            plots.append("'%s' using 1:2 with linespoints %s title '%s'" % (dat, style, title))
+    for m in sorted({r["mode"] for r in res if r.get("name", "").startswith("rma_")}):
+        plots = series_plots(res, outdir, m, series)
         pps = find(res, "raw_pps_1514", 1472, m)
         if pps:
             plots.append("%g with lines lw 2 lc rgb '#2e7d32' title 'raw memif goodput "
                          "(testpmd, 1514 B frames)'" % (pps["value"] * 1472 / 1e6))
-        if plots:
-            panels.append("set title 'memif %s mode'\nplot %s\n" % (m, ", \\\n     ".join(plots)))
-    if not panels:
-        return
-    png = os.path.join(outdir, "bandwidth.png")
-    gnuplot("""set terminal pngcairo noenhanced size %d,620 font 'DejaVu Sans,11'
-set output '%s'
-set multiplot layout 1,%d title 'RMA bandwidth over net_memif beside the raw link (medians)'
-set xlabel 'operation size [bytes]'
-set ylabel 'MB/s'
-set logscale x 2
-set format x '%%.0b%%B'
-set logscale y
-set grid
-set key left top
-%sunset multiplot
-""" % (200 + 600 * len(panels), png, len(panels), "".join(panels)))
-    print("plot: %s" % png, file=sys.stderr)
+        panels.append((m, plots))
+    multiplot(os.path.join(outdir, "bandwidth.png"),
+              "RMA bandwidth over net_memif beside the raw link (medians)",
+              "set xlabel 'operation size [bytes]'\nset ylabel 'MB/s'\nset logscale x 2\n"
+              "set format x '%.0b%B'\nset logscale y", panels)
 
 
 def cmd_plot(a):
@@ -227,39 +238,12 @@ def cmd_plot(a):
                "lw 2 lc rgb '#ef6c00' pt 9"),
               ("raw_echo_rtt_median", "raw echo median", "lw 2 lc rgb '#2e7d32' pt 5"),
               ("raw_echo_rtt_p99", "raw echo p99", "lw 1 dt 2 lc rgb '#2e7d32' pt 4")]
-    panels = []
-    for m in modes:
-        plots = []
-        for name, title, style in series:
-            pts = sorted((r["size"], r["value"]) for r in res
-                         if r.get("name") == name and r.get("mode") == m)
-            if not pts:
-                continue
-            dat = os.path.join(a.dir, "%s_%s.dat" % (name, m))
-            with open(dat, "w") as f:
-                for s, v in pts:
-                    f.write("%d %g\n" % (s, v))
-            plots.append("'%s' using 1:2 with linespoints %s title '%s'"
-                         % (dat, style, title))
-        if plots:
-            panels.append("set title 'memif %s mode'\nplot %s\n"
-                          % (m, ", \\\n     ".join(plots)))
-    if panels:
-        png = os.path.join(a.dir, "latency.png")
-        gnuplot("""set terminal pngcairo noenhanced size %d,620 font 'DejaVu Sans,11'
-set output '%s'
-set multiplot layout 1,%d title 'Round trip over net_memif: amrma AM echo vs raw frame echo (median over rounds)'
-set xlabel 'payload bytes (the raw frame is as long as the AM request)'
-set ylabel 'round trip [us]'
-set logscale x 2
-set xrange [6:2048]
-set yrange [0:*]
-set offsets 0, 0, graph 0.25, 0
-set grid
-set key left top
-%sunset multiplot
-""" % (200 + 600 * len(panels), png, len(panels), "".join(panels)))
-        print("plot: %s" % png, file=sys.stderr)
+    multiplot(os.path.join(a.dir, "latency.png"),
+              "Round trip over net_memif: amrma AM echo vs raw frame echo (median over rounds)",
+              "set xlabel 'payload bytes (the raw frame is as long as the AM request)'\n"
+              "set ylabel 'round trip [us]'\nset logscale x 2\nset xrange [6:2048]\n"
+              "set yrange [0:*]\nset offsets 0, 0, graph 0.25, 0",
+              [(m, series_plots(res, a.dir, m, series)) for m in modes])
     # rates: bars in millions per second, one cluster per mode
     bars = [("am_rate", "amrma AM req/reply pairs, 64 B"),
             ("am_rate_nocsum", "the same without UDP csum"),

@@ -160,17 +160,24 @@ chan_close_all(struct amrma_ctx *ctx)
 	}
 }
 
-static void
-slot_release(struct channel *ch, struct txslot *s)
+/* The slot no longer holds its frame; returns the mbuf to free, if it had one. */
+static inline struct rte_mbuf *
+slot_take(struct channel *ch, struct txslot *s)
 {
-	if (s->m != NULL) {
-		rte_pktmbuf_free(s->m);
-		s->m = NULL;
-	}
+	struct rte_mbuf *m = s->m;
+
+	s->m = NULL;
 	if (s->inl_len != 0) {
 		ch->inl_busy &= ~(1u << inl_entry(ch, s));
 		s->inl_len = 0;
 	}
+	return m;
+}
+
+static void
+slot_release(struct channel *ch, struct txslot *s)
+{
+	rte_pktmbuf_free(slot_take(ch, s));
 }
 
 /* RFC 6298 estimator; the timeout never goes below the configured minimum. */
@@ -217,15 +224,10 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 
 		/* one bulk free per burst of acknowledged frames */
 		for (; ch->snd_una != ack && n < RTE_DIM(done); ch->snd_una++) {
-			struct txslot *s = &ch->slot[ch->snd_una & (CH_SLOTS - 1)];
+			struct rte_mbuf *m = slot_take(ch, &ch->slot[ch->snd_una & (CH_SLOTS - 1)]);
 
-			if (s->m != NULL)
-				done[n++] = s->m;
-			s->m = NULL;
-			if (s->inl_len != 0) {
-				ch->inl_busy &= ~(1u << inl_entry(ch, s));
-				s->inl_len = 0;
-			}
+			if (m != NULL)
+				done[n++] = m;
 		}
 		rte_pktmbuf_free_bulk(done, n);
 		progress = true;

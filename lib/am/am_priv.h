@@ -187,9 +187,19 @@ struct rte_mbuf *frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *
 void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 		    uint32_t seq);
 void ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m);
-void ctx_tx_flush(struct amrma_ctx *ctx);
 /* hand the queued frames to the port; open frames stay open */
 void ctx_tx_burst(struct amrma_ctx *ctx);
+
+/* Close the open frames (they join the TX queue) and hand the queue to the port. Inline:
+ * an idle poll calls it and should cost no call. */
+static inline void
+ctx_tx_flush(struct amrma_ctx *ctx)
+{
+	if (ctx->nb_open != 0)
+		chan_close_all(ctx);
+	if (ctx->nb_tx != 0)
+		ctx_tx_burst(ctx);
+}
 
 /* am.c: operations */
 void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);

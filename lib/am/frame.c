@@ -117,15 +117,6 @@ ctx_tx_burst(struct amrma_ctx *ctx)
 	}
 }
 
-/* Close the open frames (they join the TX queue) and hand the queue to the port. */
-void
-ctx_tx_flush(struct amrma_ctx *ctx)
-{
-	if (ctx->nb_open != 0)
-		chan_close_all(ctx);
-	ctx_tx_burst(ctx);
-}
-
 void
 ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m)
 {

@@ -73,8 +73,7 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 		chan_timers(ctx, now);
 	}
 	work += ctx->nb_tx;
-	if (ctx->nb_tx != 0 || ctx->nb_open != 0)	/* an idle poll makes no call */
-		ctx_tx_flush(ctx);
+	ctx_tx_flush(ctx);
 	ctx->in_poll = false;
 	return (int)work;
 }

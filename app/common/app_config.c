@@ -11,6 +11,22 @@
 #include "amrma_region.h"
 #include "app_config.h"
 
+int
+app_csum_parse(const char *v, enum amrma_csum *out)
+{
+	static const char *const names[] = {
+		[AMRMA_CSUM_AUTO] = "auto", [AMRMA_CSUM_ON] = "on", [AMRMA_CSUM_OFF] = "off",
+	};
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(names); i++)
+		if (strcmp(v, names[i]) == 0) {
+			*out = (enum amrma_csum)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /* rte_cfgfile keeps no line numbers: find the key's line ourselves for messages. */
 static int
 line_of(const char *path, const char *section, const char *key)
@@ -260,8 +276,15 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 	GET(c, &e, "am", "max_retries", 1, 1000, cfg->node.max_retries);
 	GET(c, &e, "am", "ack_delay_us", 0, 100000, cfg->node.ack_delay_us);
 	GET(c, &e, "am", "ack_every", 1, 64, cfg->node.ack_every);
-	GET(c, &e, "am", "require_csum", 0, 1, cfg->node.require_csum);
-	GET(c, &e, "am", "tx_csum", 0, 1, cfg->node.tx_csum);
+	v = rte_cfgfile_get_entry(c, "am", "csum");
+	if (v != NULL && app_csum_parse(v, &cfg->node.csum) != 0)
+		CHECK(bad(&e, "am", "csum", v, "expected auto, on or off"));
+	if (rte_cfgfile_has_entry(c, "am", "tx_csum"))
+		CHECK(bad(&e, "am", "tx_csum", rte_cfgfile_get_entry(c, "am", "tx_csum"),
+			  "replaced by csum = auto|on|off"));
+	if (rte_cfgfile_has_entry(c, "am", "require_csum"))
+		CHECK(bad(&e, "am", "require_csum", rte_cfgfile_get_entry(c, "am", "require_csum"),
+			  "replaced by csum = auto|on|off"));
 	GET(c, &e, "am", "coalesce_frame", 0, 9014, cfg->node.coalesce_frame);
 	if (cfg->node.rto_max_us < cfg->node.rto_us)
 		CHECK(bad(&e, "am", "rto_max_us", rte_cfgfile_get_entry(c, "am", "rto_max_us") ?

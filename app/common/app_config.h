@@ -70,6 +70,9 @@ struct app_config {
 };
 
 /** Defaults, then the file (if path non-empty); errors name file, line, key and reason. */
+/** "auto", "on" or "off" to an amrma_csum; -EINVAL otherwise. */
+int app_csum_parse(const char *v, enum amrma_csum *out);
+
 int app_config_load(struct app_config *cfg, const char *path, char *err, size_t errlen);
 
 /** Parse "--key value" options after the EAL ones; they override the file. */

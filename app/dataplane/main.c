@@ -203,9 +203,10 @@ main(int argc, char **argv)
 	app_telemetry_init(&A);
 	rte_ether_format_addr(mac, sizeof(mac), &A.dev.mac);
 	printf("amrma-dataplane: node %u (%s) port %u %s, %u context(s), %s layout, "
-	       "main lcore %u\n", A.cfg.node.node_id, roles[A.cfg.role], A.port_id, mac,
-	       A.cfg.node.nb_ctx, A.cfg.layout == LAYOUT_COMPACT ? "compact" : "production",
-	       rte_lcore_id());
+	       "main lcore %u, udp checksums %s\n", A.cfg.node.node_id, roles[A.cfg.role],
+	       A.port_id, mac, A.cfg.node.nb_ctx,
+	       A.cfg.layout == LAYOUT_COMPACT ? "compact" : "production", rte_lcore_id(),
+	       amrma_node_csum(A.node) ? "on" : "off");
 	fflush(stdout);
 
 	if (A.cfg.role == ROLE_INITIATOR)

@@ -75,14 +75,17 @@ perf_emit(const struct perf_opts *o, const char *name, const char *unit, int siz
 	bool am = strncmp(name, "am_", 3) == 0 || strncmp(name, "rma_", 4) == 0;
 
 	printf("{\"name\":\"%s%s%s\",\"value\":", name,
-	       am && !A.cfg.node.tx_csum ? "_nocsum" : "",
+	       !am || A.cfg.node.csum == AMRMA_CSUM_AUTO ? "" :
+	       A.cfg.node.csum == AMRMA_CSUM_ON ? "_csum" : "_nocsum",
 	       am && A.cfg.node.coalesce_frame == 0 ? "_nocoalesce" : "");
 	print_num(med);
 	printf(",\"unit\":\"%s\"", unit);
 	if (size >= 0)
 		printf(",\"size\":%d", size);
-	printf(",\"mode\":\"%s\",\"repeat\":%u,\"stat\":\"median of runs\",\"runs\":[",
-	       o->memif_mode, n);
+	printf(",\"mode\":\"%s\",", o->memif_mode);
+	if (am && A.node != NULL)
+		printf("\"csum\":%s,", amrma_node_csum(A.node) ? "true" : "false");
+	printf("\"repeat\":%u,\"stat\":\"median of runs\",\"runs\":[", n);
 	for (i = 0; i < n; i++) {
 		printf("%s", i ? "," : "");
 		print_num(runs[i]);
@@ -496,8 +499,9 @@ usage(void)
 		"  --memif-mode M    label for the JSON (default: copy, or zero-copy when the\n"
 		"                    port's devargs say zero-copy=yes)\n"
 		"  --idle-sleep US   back off when idle (only for shared CPUs)\n"
-		"  --csum on|off     UDP checksums on AM frames (default on; off on both sides:\n"
-		"                    result names get the suffix _nocsum)\n"
+		"  --csum auto|on|off  UDP checksums on AM frames, the same on both sides\n"
+		"                    (default auto: off over memif; on and off add the suffix\n"
+		"                    _csum or _nocsum to result names)\n"
 		"  --coalesce BYTES  largest frame small messages to one peer share (default\n"
 		"                    1514; 0: one message per frame, result names get the\n"
 		"                    suffix _nocoalesce)\n"
@@ -658,11 +662,8 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 				goto bad;
 			break;
 		case 'C':
-			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+			if (app_csum_parse(optarg, &A.cfg.node.csum) != 0)
 				goto bad;
-			/* off: send checksum 0 and accept it (memif cannot corrupt frames) */
-			A.cfg.node.tx_csum = strcmp(optarg, "on") == 0;
-			A.cfg.node.require_csum = A.cfg.node.tx_csum;
 			break;
 		case 'K':
 			A.cfg.node.coalesce_frame = (uint16_t)strtoul(optarg, &end, 0);

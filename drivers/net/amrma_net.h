@@ -45,6 +45,8 @@ struct amrma_net_dev {
 	bool hw_steering;		/**< rte_flow rules steer UDP ports to queues */
 	bool rx_csum_offload;		/**< RX reports IPv4/L4 checksum status */
 	bool tx_csum_offload;		/**< TX computes IPv4/UDP checksums */
+	bool memory_link;		/**< frames only cross shared memory (net_memif,
+					 *   net_ring): nothing on the way can corrupt them */
 	unsigned int tx_retries;	/**< extra tries when a TX queue is full */
 };
 

@@ -41,6 +41,19 @@ static const struct amrma_net_ops ethdev_ops = {
 	.close = ethdev_close,
 };
 
+/* Ports whose frames go from one process's memory to another's and nowhere else. */
+static bool
+is_memory_link(const char *driver)
+{
+	static const char *const names[] = { "net_memif", "net_ring" };
+	unsigned int i;
+
+	for (i = 0; driver != NULL && i < RTE_DIM(names); i++)
+		if (strcmp(driver, names[i]) == 0)
+			return true;
+	return false;
+}
+
 int
 amrma_net_ethdev_open(struct amrma_net_dev *dev, uint16_t port_id, uint16_t nb_queues)
 {
@@ -79,6 +92,7 @@ amrma_net_ethdev_open(struct amrma_net_dev *dev, uint16_t port_id, uint16_t nb_q
 	dev->tx_csum_offload = (conf.txmode.offloads &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)) ==
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+	dev->memory_link = is_memory_link(info.driver_name);
 	dev->tx_retries = 8;	/* then back-pressure: unsent frames wait for the next poll */
 	return 0;
 }

@@ -400,7 +400,7 @@ peer_restarted(struct amrma_ctx *ctx, uint16_t node, uint32_t epoch)
 	ctx->st.peer_restarts++;
 }
 
-void
+bool
 am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected)
 {
 	struct amrma_wire_view v;
@@ -423,7 +423,7 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 			ctx->st.redirected++;
 			ctx->st.rx_frames--;
 			ctx->st.rx_bytes -= m->pkt_len;
-			return;
+			return false;
 		}
 		ctx->st.redirect_drops++;
 		goto out;
@@ -480,6 +480,5 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 		amrma_wire_next(&v);
 	}
 out:
-	if (!keep)
-		rte_pktmbuf_free(m);
+	return !keep;
 }

@@ -145,6 +145,7 @@ struct amrma_node {
 	struct rte_mempool *pool;
 	bool own_pool;
 	uint32_t epoch;		/* our incarnation, carried in every frame */
+	bool csum;		/* conf.csum resolved: UDP checksums sent and verified */
 	uint64_t hz;
 	uint64_t rto_tsc;
 	uint64_t rto_max_tsc;
@@ -162,7 +163,6 @@ struct amrma_node {
 /* channel.c: reliability */
 int chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool open);
 void chan_close_all(struct amrma_ctx *ctx);
-void chan_push(struct amrma_ctx *ctx, struct channel *ch);
 void chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sack,
 		 uint64_t now);
 /* 1: deliver, 0: drop (duplicate / out of window); `room` says whether we may accept */
@@ -203,7 +203,8 @@ ctx_tx_flush(struct amrma_ctx *ctx)
 
 /* am.c: operations */
 void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);
-void am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected);
+/* true: the caller frees m (not kept by a handler, not handed to another context) */
+bool am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected);
 
 /* Take a reference on every segment: freeing a chain drops one on each. */
 static inline void

@@ -87,6 +87,19 @@ typedef int (*amrma_am_handler_t)(struct amrma_ctx *ctx, amrma_am_token_t tok,
 /** Called once when a request completes: status 0, the reply's status, or -errno. */
 typedef void (*amrma_am_done_t)(struct amrma_ctx *ctx, void *arg, int status);
 
+/** UDP checksums on AM frames. Both ends of a link must agree on sending them. */
+enum amrma_csum {
+	/** OFF on links through shared memory (amrma_net_dev.memory_link: net_memif,
+	 *  net_ring), ON elsewhere */
+	AMRMA_CSUM_AUTO = 0,
+	/** sent on TX (by the port when it offers the offload), required and verified on RX */
+	AMRMA_CSUM_ON,
+	/** UDP checksum 0 on TX; on RX no checksum, IP header or UDP, is verified. For
+	 *  links that cannot corrupt a frame: copying through memory is what Linux
+	 *  trusts on loopback and veth too. Every other field is still validated */
+	AMRMA_CSUM_OFF,
+};
+
 /** Node configuration; start from amrma_node_conf_defaults(). */
 struct amrma_node_conf {
 	uint16_t node_id;		/**< unique id, < max_nodes */
@@ -104,11 +117,7 @@ struct amrma_node_conf {
 	uint32_t max_retries;		/**< timeouts without progress before a peer is dead */
 	uint32_t ack_delay_us;		/**< delayed standalone ack */
 	uint16_t ack_every;		/**< ack at once after this many unacked frames */
-	bool require_csum;		/**< reject frames without UDP checksum */
-	bool tx_csum;			/**< compute UDP checksums on TX (off: 0, for links
-					 *   that cannot corrupt, e.g. memif; needs the peer's
-					 *   require_csum off). With both off the link is trusted
-					 *   and no checksum (IP or UDP) is verified on RX */
+	enum amrma_csum csum;		/**< UDP checksums (default AMRMA_CSUM_AUTO) */
 	uint16_t coalesce_frame;	/**< requests and replies (with contiguous payloads)
 					 *   to one endpoint issued between two TX flushes
 					 *   share frames up to this many bytes, Ethernet header
@@ -140,6 +149,9 @@ int amrma_am_register(struct amrma_node *node, uint16_t index, amrma_am_handler_
 /** Context i of a node, or NULL. */
 struct amrma_ctx *amrma_node_ctx(struct amrma_node *node, uint16_t i);
 uint16_t amrma_node_nb_ctx(const struct amrma_node *node);
+
+/** Whether the node sends and verifies UDP checksums (conf.csum resolved for its port). */
+bool amrma_node_csum(const struct amrma_node *node);
 uint16_t amrma_node_id(const struct amrma_node *node);
 /** This node's incarnation (carried in every frame; see docs/wire-format.md). */
 uint32_t amrma_node_epoch(const struct amrma_node *node);

@@ -4,8 +4,10 @@
  * held mbufs with exponential back-off, and a retry budget after which the peer is dead.
  */
 
+#include <assert.h>
+#include <string.h>
+
 #include <rte_cycles.h>
-#include <rte_memcpy.h>
 
 #include "am_priv.h"
 
@@ -23,6 +25,22 @@ inl_entry(const struct channel *ch, const struct txslot *s)
 }
 
 /*
+ * Copy a small frame in whole 64-byte blocks: fixed-size copies compile to a few vector
+ * moves, where a variable-length one is a call. Both buffers have room for the round-up
+ * (the store's entries are TX_INLINE_MAX long, mbufs are checked by the caller).
+ */
+static_assert(TX_INLINE_MAX % 64 == 0, "the inline store is copied in 64-byte blocks");
+
+static __rte_always_inline void
+copy_blocks(void *dst, const void *src, unsigned int len)
+{
+	unsigned int o;
+
+	for (o = 0; o < len; o += 64)
+		memcpy((uint8_t *)dst + o, (const uint8_t *)src + o, 64);
+}
+
+/*
  * Keep a finalized small frame as a copy instead of a second reference: a port frees
  * an mbuf of refcnt 2 with an atomic decrement, whose wait for the store buffer to drain
  * cost about 10 % of a small round trip over net_memif (docs/bench.md), more than the
@@ -36,9 +54,10 @@ slot_keep_inline(struct channel *ch, struct txslot *s)
 	unsigned int e = inl_entry(ch, s);
 
 	if (m->nb_segs != 1 || m->data_len > TX_INLINE_MAX || RTE_MBUF_HAS_EXTBUF(m) ||
-	    (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK) != 0 || (ch->inl_busy & (1u << e)))
+	    (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK) != 0 || (ch->inl_busy & (1u << e)) ||
+	    rte_pktmbuf_tailroom(m) < TX_INLINE_MAX - m->data_len)
 		return false;
-	rte_memcpy(ch->inl[e], rte_pktmbuf_mtod(m, const void *), m->data_len);
+	copy_blocks(ch->inl[e], rte_pktmbuf_mtod(m, const void *), m->data_len);
 	ch->inl_busy |= 1u << e;
 	s->inl_len = m->data_len;
 	s->m = NULL;
@@ -53,7 +72,11 @@ inline_frame(struct amrma_ctx *ctx, const struct channel *ch, const struct txslo
 
 	if (m == NULL)
 		return NULL;
-	rte_memcpy(rte_pktmbuf_mtod(m, void *), ch->inl[inl_entry(ch, s)], s->inl_len);
+	if (unlikely(rte_pktmbuf_tailroom(m) < TX_INLINE_MAX)) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	copy_blocks(rte_pktmbuf_mtod(m, void *), ch->inl[inl_entry(ch, s)], s->inl_len);
 	m->data_len = s->inl_len;
 	m->pkt_len = s->inl_len;
 	m->l2_len = sizeof(struct rte_ether_hdr);
@@ -92,15 +115,17 @@ transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t n
 }
 
 /* Send queued frames as the window opens; the open frame waits to be closed. */
-void
+static inline void
 chan_push(struct amrma_ctx *ctx, struct channel *ch)
 {
 	uint16_t window = ctx->node->conf.window;
 	uint32_t end = ch->snd_nxt - (ch->open != NULL);
 
+	if (ch->snd_sent == end)
+		return;
 	/* outside a poll the poll's clock may be old: frames are timed from now (requests
 	 * are stamped here, when they leave, not when they are issued) */
-	if (!ctx->in_poll && ch->snd_sent != end)
+	if (!ctx->in_poll)
 		ctx->now = rte_rdtsc();
 	while (ch->snd_sent != end && ch->snd_sent - ch->snd_una < window) {
 		struct txslot *s = &ch->slot[ch->snd_sent & (CH_SLOTS - 1)];
@@ -229,7 +254,8 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 			if (m != NULL)
 				done[n++] = m;
 		}
-		rte_pktmbuf_free_bulk(done, n);
+		if (n != 0)
+			rte_pktmbuf_free_bulk(done, n);
 		progress = true;
 	}
 	/* the receiver holds frames past a hole: resend the hole once, now (fast

@@ -80,7 +80,7 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 	if (h->flags & AMRMA_WIRE_F_MORE)
 		amrma_wire_set_len(frame, rte_pktmbuf_data_len(m));
 
-	if (!ctx->node->conf.tx_csum) {
+	if (!ctx->node->csum) {
 		udp->dgram_cksum = 0;
 	} else if (ctx->dev->tx_csum_offload) {
 		ip->hdr_checksum = 0;

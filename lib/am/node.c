@@ -29,8 +29,7 @@ amrma_node_conf_defaults(struct amrma_node_conf *c)
 	c->max_retries = 8;
 	c->ack_delay_us = 20;
 	c->ack_every = 16;
-	c->require_csum = true;
-	c->tx_csum = true;
+	c->csum = AMRMA_CSUM_AUTO;
 	c->coalesce_frame = RTE_ETHER_MAX_LEN - RTE_ETHER_CRC_LEN;
 }
 
@@ -90,12 +89,11 @@ ctx_init(struct amrma_node *node, uint16_t i)
 	ctx->rxp.node_id = c->node_id;
 	ctx->rxp.udp_base = c->udp_base;
 	ctx->rxp.nb_ctx = (uint8_t)c->nb_ctx;
-	ctx->rxp.require_csum = c->require_csum;
+	ctx->rxp.require_csum = node->csum;
 	ctx->rxp_nocsum = ctx->rxp;
 	ctx->rxp_nocsum.skip_csum = true;
-	/* a link declared trusted both ways (no checksums sent or required, e.g. memif)
-	 * gains nothing from verifying the IP header checksum either */
-	if (!c->tx_csum && !c->require_csum)
+	/* a trusted link gains nothing from verifying the IP header checksum either */
+	if (!node->csum)
 		ctx->rxp.skip_csum = true;
 	return 0;
 }
@@ -140,7 +138,7 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 	    c->nb_ctx > c->dev->nb_queues || c->node_id >= c->max_nodes ||
 	    c->window == 0 || c->window > RCV_WIN || c->max_ops == 0 ||
 	    c->rto_us == 0 || c->rto_max_us < c->rto_us ||
-	    c->ack_every == 0)
+	    c->ack_every == 0 || (unsigned int)c->csum > AMRMA_CSUM_OFF)
 		return -EINVAL;
 	node = rte_zmalloc_socket("amrma_node", sizeof(*node), RTE_CACHE_LINE_SIZE,
 				  c->dev->socket_id);
@@ -149,6 +147,8 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 	node->conf = *c;
 	node->dev = c->dev;
 	node->epoch = new_epoch();
+	node->csum = c->csum == AMRMA_CSUM_ON ||
+		     (c->csum == AMRMA_CSUM_AUTO && !c->dev->memory_link);
 	node->hz = rte_get_tsc_hz();
 	node->rto_tsc = us_to_tsc(node->hz, c->rto_us);
 	node->rto_max_tsc = us_to_tsc(node->hz, c->rto_max_us);
@@ -305,6 +305,12 @@ struct amrma_ctx *
 amrma_node_ctx(struct amrma_node *node, uint16_t i)
 {
 	return (node != NULL && i < node->conf.nb_ctx) ? &node->ctx[i] : NULL;
+}
+
+bool
+amrma_node_csum(const struct amrma_node *node)
+{
+	return node->csum;
 }
 
 uint16_t

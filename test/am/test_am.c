@@ -249,6 +249,53 @@ test_two_nodes(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/* auto trusts net_ring (no checksums sent, none verified); on makes a node require them */
+static void
+test_csum_modes(void **state)
+{
+	struct amrma_node_conf c;
+	struct amrma_am_stats s0, s1;
+	struct harness h;
+	uint64_t arg = 1;
+	uint32_t n;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	c.csum = AMRMA_CSUM_AUTO;
+	assert_int_equal(h_create(&h, 2, 1, &c), 0);
+	assert_false(amrma_node_csum(h.n[0].node));
+	assert_false(amrma_node_csum(h.n[1].node));
+	register_all(&h);
+	n = run_load(&h, 500, 20000);
+	assert_int_equal(n, 1000);
+	check_exactly_once(n);
+	amrma_node_stats_get(h.n[1].node, &s1);
+	assert_int_equal(s1.requests_handled, 500);
+
+	/* node 1 comes back requiring checksums: node 0's frames (checksum 0) are refused */
+	h.conf.csum = AMRMA_CSUM_ON;
+	assert_int_equal(h_restart_node(&h, 1), 0);
+	assert_true(amrma_node_csum(h.n[1].node));
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+					  H_ECHO, &arg, 1, NULL, 0, load_done, NULL), 0);
+	h_run_for(&h, 20);
+	amrma_node_stats_get(h.n[0].node, &s0);
+	amrma_node_stats_get(h.n[1].node, &s1);
+	assert_true(s1.rx_rejected[AMRMA_WIRE_ERR_BAD_UDP_CSUM] > 0);
+	assert_int_equal(s1.requests_handled, 0);
+	assert_int_equal(s0.replies_handled, 500);	/* from the first part only */
+	{
+		struct amrma_node *bad = NULL;
+
+		c.dev = &h.n[0].dev;
+		c.pool = h.pool;
+		c.csum = (enum amrma_csum)3;
+		assert_int_equal(amrma_node_create(&c, &bad), -EINVAL);
+		assert_null(bad);
+	}
+	h_destroy(&h);
+}
+
 static void
 test_three_nodes_many_contexts(void **state)
 {
@@ -787,6 +834,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_nodes),
+		cmocka_unit_test(test_csum_modes),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_backpressure),
 		cmocka_unit_test(test_three_nodes_many_contexts),

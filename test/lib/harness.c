@@ -62,6 +62,9 @@ h_conf(struct amrma_node_conf *c)
 	c->rto_max_us = 32000;
 	c->max_retries = 12;
 	c->nb_mbufs = 4095;
+	/* net_ring cannot corrupt frames, so auto would trust it; the fault injection
+	 * makes it a wire that can */
+	c->csum = AMRMA_CSUM_ON;
 }
 
 static uint64_t

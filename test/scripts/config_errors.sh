@@ -61,6 +61,18 @@ ip = 198.18.0.1
 [workload]
 role = boss
 INI
+case_ bad_csum '[.]ini:4: \[am\] csum = .maybe.: expected auto, on or off' <<'INI'
+[node]
+ip = 198.18.0.1
+[am]
+csum = maybe
+INI
+case_ old_csum_key '[.]ini:4: \[am\] tx_csum = .1.: replaced by csum = auto[|]on[|]off' <<'INI'
+[node]
+ip = 198.18.0.1
+[am]
+tx_csum = 1
+INI
 case_ missing_node 'missing \[node\] section' <<'INI'
 [am]
 window = 8

@@ -35,6 +35,9 @@ echo "$json"
 kill -TERM "$pid"
 wait "$pid" || { echo "target did not exit cleanly on SIGTERM"; cat "$tmp/target.log"; exit 1; }
 pid=""
+# csum = auto: memif is shared memory, so no UDP checksums
+grep -q '^amrma-dataplane: node 0 .*udp checksums off$' "$tmp/target.log" ||
+	{ echo "memif target with checksums:"; head -3 "$tmp/target.log"; exit 1; }
 handled=$(awk '/requests_handled/ {print $2}' "$tmp/target.log")
 python3 - "$json" "$count" "$handled" <<'PY'
 import json, sys

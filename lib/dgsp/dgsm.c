@@ -337,6 +337,13 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 					prefetch_mid((const void *)(uintptr_t)(base +
 						(uint64_t)h[j + DGSM_PF_MID_AHEAD].off),
 						h[j + DGSM_PF_MID_AHEAD].len);
+				else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
+					 j + DGSM_PF_W_AHEAD < nrun)
+					/* these scatters store through the cache: own the
+					 * lines before the stores reach them */
+					prefetch_w((const void *)(uintptr_t)(base +
+						(uint64_t)h[j + DGSM_PF_W_AHEAD].off),
+						h[j + DGSM_PF_W_AHEAD].len);
 				else if (len >= 512 && j + 2 < nrun && !(scatter && nt))
 					/* as in chunks(): two items ahead */
 					prefetch_chunk(base +
@@ -347,7 +354,8 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 					copy_short(a, c, len, scatter);
 				else
 					copy_dir(a, c, len, scatter, nt &&
-						 (scatter || len < DGSM_RUN_MEMCPY_MIN ||
+						 (scatter ? len >= DGSM_SCATTER_NT_MIN :
+						  len < DGSM_RUN_MEMCPY_MIN ||
 						  len >= DGSM_RUN_MEMCPY_MAX));
 				c += len;
 				moved += len;

@@ -525,6 +525,7 @@ main(int argc, char **argv)
 	int i, sv[2], st;
 	enum layout l, only = L_NLAYOUT;
 	static uint64_t own_chunks[16];
+	bool want_set = false;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
@@ -532,7 +533,8 @@ main(int argc, char **argv)
 				chunks = quick_chunks;
 				nchunks = sizeof(quick_chunks) / sizeof(quick_chunks[0]);
 			}
-			want = 8u << 20;
+			if (!want_set)
+				want = 8u << 20;
 			reps = 3;
 		} else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc) {
 			for (only = 0; only < L_NLAYOUT; only++)
@@ -541,6 +543,13 @@ main(int argc, char **argv)
 			if (only == L_NLAYOUT)
 				goto usage;
 			i++;
+		} else if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc) {
+			char *end;
+
+			want = strtoull(argv[++i], &end, 0);
+			if (*end != '\0' || want < 65536 || want > (UINT64_C(1) << 32))
+				goto usage;
+			want_set = true;
 		} else if (strcmp(argv[i], "--chunks") == 0 && i + 1 < argc) {
 			char *p = argv[++i], *end;
 
@@ -630,7 +639,9 @@ main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: %s [--quick] [--layout strided|indexed|struct_vector]"
-		" [--chunks N,N,...]\n"
-		"  --layout: that layout's gather/scatter only (no DGS-RM runs)\n", argv[0]);
+		" [--chunks N,N,...] [--bytes N]\n"
+		"  --layout: that layout's gather/scatter only (no DGS-RM runs)\n"
+		"  --bytes: bytes each gather/scatter moves (default 32 MiB, 8 MiB with --quick;\n"
+		"           the discontiguous side spans about twice as much)\n", argv[0]);
 	return 2;
 }

@@ -54,6 +54,7 @@ tel_contexts(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "contexts", amrma_node_nb_ctx(tel_app->node));
 	rte_tel_data_add_dict_u64(d, "port", tel_app->port_id);
 	rte_tel_data_add_dict_u64(d, "hw_steering", tel_app->dev.hw_steering);
+	rte_tel_data_add_dict_u64(d, "udp_csum", amrma_node_csum(tel_app->node));
 	for (i = 0; i < amrma_node_nb_ctx(tel_app->node); i++) {
 		char key[32];
 

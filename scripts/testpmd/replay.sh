@@ -160,6 +160,11 @@ alive
 $check stats "${tag}_t" /amrma/peers >"$tmp/peers.json" ||
 	{ echo "FAIL: telemetry does not answer"; status=1; }
 echo "  target pid $target_pid alive, telemetry /amrma/peers: $(cat "$tmp/peers.json")"
+# the replay target verifies checksums (csum = on) although its port is memif
+$check stats "${tag}_t" /amrma/contexts >"$tmp/contexts.json" &&
+	python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["udp_csum"] != 1)' \
+		"$tmp/contexts.json" ||
+	{ echo "FAIL: /amrma/contexts does not say udp_csum 1: $(cat "$tmp/contexts.json")"; status=1; }
 
 kill -TERM "$target_pid"
 if ! wait "$target_pid"; then

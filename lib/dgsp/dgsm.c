@@ -251,9 +251,14 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		return c;
 	}
 	if (!scatter && len >= DGSM_PF_MID_MIN) {
-		/* gathers only: a scatter's stores need no read-ahead (measured slower) */
+		/* gathers only: a scatter's stores need no read-ahead (measured slower);
+		 * at least DGSM_PF_MID_SPAN bytes of source ahead */
+		const uint64_t ahead = st > DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD_MAX &&
+				       st < DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD ?
+				       DGSM_PF_MID_SPAN / st : DGSM_PF_MID_AHEAD;
+
 		for (; nk > 0; nk--, a += st, c += len) {
-			prefetch_mid((const void *)(uintptr_t)(a + DGSM_PF_MID_AHEAD * st), len);
+			prefetch_mid((const void *)(uintptr_t)(a + ahead * st), len);
 			copy_dir(a, c, len, scatter, nt);
 		}
 		return c;

@@ -338,10 +338,9 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 				if (!scatter && len >= DGSM_PF_MID_MIN &&
 				    len < DGSM_PF_MID_MAX &&
 				    j + DGSM_PF_MID_AHEAD < nrun)
-					/* as in chunks() */
-					prefetch_mid((const void *)(uintptr_t)(base +
-						(uint64_t)h[j + DGSM_PF_MID_AHEAD].off),
-						h[j + DGSM_PF_MID_AHEAD].len);
+					/* as in chunks(); these blocks start anywhere */
+					prefetch_block(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
+						       h[j + DGSM_PF_MID_AHEAD].len);
 				else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
 					 j + DGSM_PF_W_AHEAD < nrun)
 					/* these scatters store through the cache: own the

@@ -191,6 +191,19 @@ prefetch_mid(const void *p, uint64_t len)
 		__builtin_prefetch(nx + pl);
 }
 
+/*
+ * prefetch_mid() for a block at any address: every line it touches, the last one
+ * included, which an unaligned start pushes past len bytes (a fifth of a 256-byte block).
+ * Measured (indexed layout, blocks at 4-byte offsets, 32 MiB, ÷ memcpy, 11 alternating
+ * pairs): 256 B 0.60-0.68 → 0.65-0.74, better in every pair; 512 and 768 B within the
+ * noise (0.59-0.66 and 0.61-0.74 either way).
+ */
+static inline void
+prefetch_block(uint64_t a, uint64_t len)
+{
+	prefetch_mid((const void *)(uintptr_t)(a & ~UINT64_C(63)), len + (a & 63));
+}
+
 /* DGSM core, inline so the DGS-RM loops avoid calls per chunk. */
 
 static inline void

@@ -244,8 +244,13 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 	 * only wastes bandwidth (NT scatters of 512 B-1 KiB: 0.60-0.70 of memcpy
 	 * with the prefetch, 1.1 without) */
 	if (len >= 512 && (scatter || len >= DGSM_PF_MID_MAX) && !(scatter && nt)) {
+		/* two chunks ahead, or DGSM_PF_LONG_SPAN of source for gathers of chunks
+		 * under 2 KiB */
+		const uint64_t skip = !scatter && len < 2048 && st > 0 &&
+				      st < DGSM_PF_LONG_SPAN / 2 ? DGSM_PF_LONG_SPAN / st - 2 : 0;
+
 		for (; nk > 0; nk--, a += st, c += len) {
-			prefetch_chunk(a, st, len);
+			prefetch_chunk(a + skip * st, st, len);
 			copy_dir(a, c, len, scatter, nt);
 		}
 		return c;

@@ -251,6 +251,44 @@ test_ack_and_reply_rules(void **state)
 	assert_string_equal(amrma_wire_err_name(AMRMA_WIRE_ERR__MAX), "unknown");
 }
 
+/*
+ * A trusted link (rx skip_csum: what csum = off, and auto on net_memif/net_ring, resolve
+ * to) verifies neither checksum, and every other rejection still applies.
+ */
+static void
+test_trusted_link(void **state)
+{
+	int len;
+
+	(void)state;
+	rxp.skip_csum = true;
+	assert_int_equal(mutate(24, 2, 0x1234, false, false), AMRMA_WIRE_OK);	/* IP csum */
+	assert_int_equal(mutate(40, 2, 0x1111, false, false), AMRMA_WIRE_OK);	/* UDP csum */
+	assert_int_equal(mutate(40, 2, 0, false, false), AMRMA_WIRE_OK);
+	assert_int_equal(mutate(200, 1, frame[200] ^ 1, false, false), AMRMA_WIRE_OK);
+	REJECT(AMRMA_WIRE_ERR_NOT_FOR_US, mutate(5, 1, 9, false, false));
+	REJECT(AMRMA_WIRE_ERR_NOT_IPV4, mutate(12, 2, 0x86dd, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_HDR, mutate(23, 1, 6, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_IP_LEN, mutate(16, 2, 40, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_UDP_LEN, mutate(38, 2, 100, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_PORT, mutate(36, 2, 7004, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_VERSION, mutate(42, 1, 2, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 4, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_FLAGS, mutate(44, 1, 0x81, false, false));
+	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate(45, 1, 9, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate(70, 2, 0xffff, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, mutate(46, 2, 256, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_CTX, mutate(49, 1, 3, false, false));
+	REJECT(AMRMA_WIRE_ERR_NOT_FOR_US, mutate(53, 1, 3, false, false));	/* dst node */
+	for (len = 0; len < flen; len++) {
+		enum amrma_wire_err e = parse(frame, (size_t)len);
+
+		if (e != AMRMA_WIRE_ERR_TRUNCATED)
+			fail_msg("trusted link, length %d: %s", len, amrma_wire_err_name(e));
+	}
+	rxp.skip_csum = false;
+}
+
 /* Header-only parsing for frames whose payload lives in another segment. */
 static void
 test_parse_hdr(void **state)
@@ -558,6 +596,7 @@ main(void)
 		cmocka_unit_test(test_truncated_everywhere),
 		cmocka_unit_test(test_each_rejection),
 		cmocka_unit_test(test_ack_and_reply_rules),
+		cmocka_unit_test(test_trusted_link),
 		cmocka_unit_test(test_parse_hdr),
 		cmocka_unit_test(test_sum),
 		cmocka_unit_test(test_template_and_checksum),

@@ -71,3 +71,19 @@ corpus_replay(const char *dir, corpus_check_t check, struct corpus_counts *c)
 	closedir(d);
 	return 0;
 }
+
+int
+corpus_main(int argc, char **argv, const char *what, corpus_check_t check)
+{
+	struct corpus_counts c;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s corpus-dir\n", argv[0]);
+		return 2;
+	}
+	if (corpus_replay(argv[1], check, &c) != 0)
+		return 2;
+	printf("%s corpus: %d files, %d accepted and %d rejected as their names say, "
+	       "%d errors\n", what, c.files, c.accepted, c.rejected, c.errors);
+	return c.errors == 0 && c.rejected > 0 ? 0 : 1;
+}

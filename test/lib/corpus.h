@@ -31,4 +31,11 @@ struct corpus_counts {
  */
 int corpus_replay(const char *dir, corpus_check_t check, struct corpus_counts *c);
 
+/**
+ * main() of a replay test: `prog corpus-dir`. Prints the counts under the name what and
+ * passes (0) when no file erred and at least one named-malformed file was rejected for
+ * its reason: a corpus that checked no hostile input proves nothing. 1 fails, 2 usage.
+ */
+int corpus_main(int argc, char **argv, const char *what, corpus_check_t check);
+
 #endif /* AMRMA_TEST_CORPUS_H */

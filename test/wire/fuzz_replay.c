@@ -57,15 +57,5 @@ check(const char *name, const uint8_t *data, size_t len)
 int
 main(int argc, char **argv)
 {
-	struct corpus_counts c;
-
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s corpus-dir\n", argv[0]);
-		return 2;
-	}
-	if (corpus_replay(argv[1], check, &c) != 0)
-		return 2;
-	printf("wire corpus: %d files, %d with an expected verdict, %d errors\n", c.files,
-	       c.accepted + c.rejected, c.errors);
-	return c.errors == 0 && c.accepted + c.rejected > 0 ? 0 : 1;
+	return corpus_main(argc, argv, "wire", check);
 }

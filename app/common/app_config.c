@@ -11,20 +11,34 @@
 #include "amrma_region.h"
 #include "app_config.h"
 
+const char *const app_role_names[APP_NB_ROLES] = {
+	[ROLE_TARGET] = "target", [ROLE_INITIATOR] = "initiator", [ROLE_ECHO] = "echo",
+	[ROLE_RMA] = "rma",
+};
+
+int
+app_name_index(const char *v, const char *const *names, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] != NULL && strcmp(v, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 int
 app_csum_parse(const char *v, enum amrma_csum *out)
 {
 	static const char *const names[] = {
 		[AMRMA_CSUM_AUTO] = "auto", [AMRMA_CSUM_ON] = "on", [AMRMA_CSUM_OFF] = "off",
 	};
-	unsigned int i;
+	int i = app_name_index(v, names, RTE_DIM(names));
 
-	for (i = 0; i < RTE_DIM(names); i++)
-		if (strcmp(v, names[i]) == 0) {
-			*out = (enum amrma_csum)i;
-			return 0;
-		}
-	return -EINVAL;
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum amrma_csum)i;
+	return 0;
 }
 
 /* rte_cfgfile keeps no line numbers: find the key's line ourselves for messages. */
@@ -145,16 +159,11 @@ get_mac(struct rte_cfgfile *c, struct ctx_err *e, const char *s, const char *k,
 static int
 parse_role(const char *v, enum app_role *r)
 {
-	if (strcmp(v, "target") == 0)
-		*r = ROLE_TARGET;
-	else if (strcmp(v, "initiator") == 0)
-		*r = ROLE_INITIATOR;
-	else if (strcmp(v, "echo") == 0)
-		*r = ROLE_ECHO;
-	else if (strcmp(v, "rma") == 0)
-		*r = ROLE_RMA;
-	else
+	int i = app_name_index(v, app_role_names, APP_NB_ROLES);
+
+	if (i < 0)
 		return -EINVAL;
+	*r = (enum app_role)i;
 	return 0;
 }
 
@@ -258,12 +267,14 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 	GET(c, &e, "node", "idle_sleep_us", 0, 1000000, cfg->idle_sleep_us);
 	v = rte_cfgfile_get_entry(c, "node", "layout");
 	if (v != NULL) {
-		if (strcmp(v, "compact") == 0)
-			cfg->layout = LAYOUT_COMPACT;
-		else if (strcmp(v, "production") == 0)
-			cfg->layout = LAYOUT_PRODUCTION;
-		else
+		static const char *const layouts[] = {
+			[LAYOUT_COMPACT] = "compact", [LAYOUT_PRODUCTION] = "production",
+		};
+		int i = app_name_index(v, layouts, RTE_DIM(layouts));
+
+		if (i < 0)
 			CHECK(bad(&e, "node", "layout", v, "expected compact or production"));
+		cfg->layout = (enum app_layout)i;
 	}
 	v = rte_cfgfile_get_entry(c, "node", "lcores");
 	if (v != NULL && parse_lcores(v, cfg) != 0)

@@ -13,7 +13,10 @@
 #define APP_MAX_PEERS 16
 #define APP_MAX_LCORES 64
 
-enum app_role { ROLE_TARGET, ROLE_INITIATOR, ROLE_ECHO, ROLE_RMA };
+enum app_role { ROLE_TARGET, ROLE_INITIATOR, ROLE_ECHO, ROLE_RMA, APP_NB_ROLES };
+
+/** "target", "initiator", ... by enum app_role. */
+extern const char *const app_role_names[APP_NB_ROLES];
 
 #define APP_MAX_REGIONS 8
 #define APP_MAX_SIZES 16
@@ -70,6 +73,9 @@ struct app_config {
 };
 
 /** Defaults, then the file (if path non-empty); errors name file, line, key and reason. */
+/** Index of v in names[0..n) (NULL entries skipped), or -1. */
+int app_name_index(const char *v, const char *const *names, unsigned int n);
+
 /** "auto", "on" or "off" to an amrma_csum; -EINVAL otherwise. */
 int app_csum_parse(const char *v, enum amrma_csum *out);
 

@@ -172,7 +172,6 @@ drain(void)
 int
 main(int argc, char **argv)
 {
-	static const char *roles[] = { "target", "initiator", "echo", "rma" };
 	char err[512], mac[RTE_ETHER_ADDR_FMT_SIZE];
 	int ret;
 
@@ -203,7 +202,7 @@ main(int argc, char **argv)
 	app_telemetry_init(&A);
 	rte_ether_format_addr(mac, sizeof(mac), &A.dev.mac);
 	printf("amrma-dataplane: node %u (%s) port %u %s, %u context(s), %s layout, "
-	       "main lcore %u, udp checksums %s\n", A.cfg.node.node_id, roles[A.cfg.role],
+	       "main lcore %u, udp checksums %s\n", A.cfg.node.node_id, app_role_names[A.cfg.role],
 	       A.port_id, mac, A.cfg.node.nb_ctx,
 	       A.cfg.layout == LAYOUT_COMPACT ? "compact" : "production", rte_lcore_id(),
 	       amrma_node_csum(A.node) ? "on" : "off");

@@ -541,19 +541,17 @@ parse_sizes(const char *s, struct perf_opts *o)
 static int
 parse_mode(const char *s, enum perf_mode *m)
 {
-	static const char *names[] = {
+	static const char *const names[] = {
 		[PERF_SERVE] = "serve", [PERF_RAW_SERVE] = "raw-serve",
 		[PERF_AM_LAT] = "am-lat", [PERF_AM_RATE] = "am-rate",
 		[PERF_RAW_ECHO] = "raw-echo", [PERF_RMA_LAT] = "rma-lat", [PERF_RMA_BW] = "rma-bw",
 	};
-	unsigned int i;
+	int i = app_name_index(s, names, RTE_DIM(names));
 
-	for (i = 0; i < RTE_DIM(names); i++)
-		if (strcmp(s, names[i]) == 0) {
-			*m = (enum perf_mode)i;
-			return 0;
-		}
-	return -EINVAL;
+	if (i < 0)
+		return -EINVAL;
+	*m = (enum perf_mode)i;
+	return 0;
 }
 
 static int

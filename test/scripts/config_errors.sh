@@ -61,6 +61,11 @@ ip = 198.18.0.1
 [workload]
 role = boss
 INI
+case_ bad_layout '[.]ini:3: \[node\] layout = .tiny.: expected compact or production' <<'INI'
+[node]
+ip = 198.18.0.1
+layout = tiny
+INI
 case_ bad_csum '[.]ini:4: \[am\] csum = .maybe.: expected auto, on or off' <<'INI'
 [node]
 ip = 198.18.0.1

@@ -246,11 +246,11 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 	if (len >= 512 && (scatter || len >= DGSM_PF_MID_MAX) && !(scatter && nt)) {
 		/* two chunks ahead, or DGSM_PF_LONG_SPAN of source for gathers of chunks
 		 * under 2 KiB */
-		const uint64_t skip = !scatter && len < 2048 && st > 0 &&
-				      st < DGSM_PF_LONG_SPAN / 2 ? DGSM_PF_LONG_SPAN / st - 2 : 0;
+		const uint64_t ahead = !scatter && len < 2048 && st > 0 &&
+				       st < DGSM_PF_LONG_SPAN / 2 ? DGSM_PF_LONG_SPAN / st : 2;
 
 		for (; nk > 0; nk--, a += st, c += len) {
-			prefetch_chunk(a + skip * st, st, len);
+			prefetch_head(a + ahead * st, len);
 			copy_dir(a, c, len, scatter, nt);
 		}
 		return c;
@@ -263,7 +263,7 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 				       DGSM_PF_MID_SPAN / st : DGSM_PF_MID_AHEAD;
 
 		for (; nk > 0; nk--, a += st, c += len) {
-			prefetch_mid((const void *)(uintptr_t)(a + ahead * st), len);
+			prefetch_mid(a + ahead * st, len);
 			copy_dir(a, c, len, scatter, nt);
 		}
 		return c;
@@ -344,20 +344,17 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 				    len < DGSM_PF_MID_MAX &&
 				    j + DGSM_PF_MID_AHEAD < nrun)
 					/* as in chunks(); these blocks start anywhere */
-					prefetch_block(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
-						       h[j + DGSM_PF_MID_AHEAD].len);
+					prefetch_mid(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
+						     h[j + DGSM_PF_MID_AHEAD].len);
 				else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
 					 j + DGSM_PF_W_AHEAD < nrun)
 					/* these scatters store through the cache: own the
 					 * lines before the stores reach them */
-					prefetch_w((const void *)(uintptr_t)(base +
-						(uint64_t)h[j + DGSM_PF_W_AHEAD].off),
-						h[j + DGSM_PF_W_AHEAD].len);
+					prefetch_w(base + (uint64_t)h[j + DGSM_PF_W_AHEAD].off,
+						   h[j + DGSM_PF_W_AHEAD].len);
 				else if (len >= 512 && j + 2 < nrun && !(scatter && nt))
 					/* as in chunks(): two items ahead */
-					prefetch_chunk(base +
-						(uint64_t)h[j + 2].off, 0,
-						h[j + 2].len);
+					prefetch_head(base + (uint64_t)h[j + 2].off, h[j + 2].len);
 				if (len <= 64 && !nt)
 					/* short blocks: inline 4..64 B copies */
 					copy_short(a, c, len, scatter);

@@ -104,28 +104,22 @@ DGSP_INTERNAL int dgsrm_start(struct amrma_dgsm *m, struct amrma_dgsm *w,
 
 /*
  * Gaps between big chunks stop the hardware stream prefetcher, so software
- * restarts it: the first 4 KiB of the chunk two ahead (measured: more, or
- * whole big chunks, is slower).
+ * restarts it: the first 4 KiB of a chunk ahead, usually two chunks (measured: more,
+ * or whole big chunks, is slower).
  */
 static inline void
-prefetch_chunk(uint64_t a, uint64_t st, uint64_t len)
+prefetch_head(uint64_t a, uint64_t len)
 {
-	const char *nx = (const char *)(uintptr_t)(a + 2 * st);
+	const char *p = (const char *)(uintptr_t)a;
 	uint64_t pl;
 
 	for (pl = 0; pl < len && pl < 4096; pl += 64)
-		__builtin_prefetch(nx + pl);
+		__builtin_prefetch(p + pl);
 }
 
 /*
- * Gathers of mid-size chunks (256 B .. 1 KiB) with gaps between them starve
- * the stream prefetcher as well, and two chunks ahead is too late: fetch the
- * whole chunk `ahead` chunks ahead (a prefetch past the end of the data is only
- * a hint). Measured: 128 B chunks and scatters get slower with it.
- */
-/*
  * Streaming gathers of long chunks: the first 4 KiB of a chunk is fetched two
- * chunks ahead (prefetch_chunk), the rest while copying, this far ahead of the
+ * chunks ahead (prefetch_head), the rest while copying, this far ahead of the
  * loads. Measured (indexed, 16 KiB chunks): 0.55-0.61 of memcpy without,
  * 0.71-0.82 with; 2 KiB ahead 0.67-0.75.
  */
@@ -142,19 +136,24 @@ prefetch_chunk(uint64_t a, uint64_t st, uint64_t len)
 #define DGSM_RUN_MEMCPY_MIN 1024
 #define DGSM_RUN_MEMCPY_MAX 16384
 
+/*
+ * Gathers of mid-size chunks (256 B .. 1 KiB) with gaps between them starve
+ * the stream prefetcher as well, and two chunks ahead is too late: fetch the
+ * whole chunk `ahead` chunks ahead (a prefetch past the end of the data is only
+ * a hint). Measured: 128 B chunks and scatters get slower with it.
+ *
+ * Regular (MCOPY) gathers look ahead by at least DGSM_PF_MID_SPAN bytes of source, in
+ * whole chunks, up to DGSM_PF_MID_AHEAD_MAX of them: eight 256-byte chunks of a strided
+ * layout are only 4 KiB ahead. Measured (32 MiB, ÷ memcpy, medians of 4 alternating
+ * runs; 8 chunks → 8 KiB): struct-of-vector 256 B 0.63 → 0.72-0.77, strided 256 B 0.72
+ * → 0.74-0.82 (two sets of runs); 512 B unchanged; 12 KiB no better. Irregular blocks
+ * (runs of COPYs) keep 8: 16 was slower there (indexed 256 B 0.66 → 0.61). A plain read
+ * of 256-byte blocks every 512 bytes runs at 9-10 GB/s without prefetching, 17 with it
+ * 8 blocks ahead and 20-21 with 16 (memcpy of the same bytes: 18-21 GB/s).
+ */
 #define DGSM_PF_MID_MIN 256
 #define DGSM_PF_MID_MAX 1024
 #define DGSM_PF_MID_AHEAD 8
-/*
- * Regular (MCOPY) gathers look ahead by at least this much source, in whole chunks,
- * up to DGSM_PF_MID_AHEAD_MAX of them: eight 256-byte chunks of a strided layout are only
- * 4 KiB ahead. Measured (32 MiB, ÷ memcpy, medians of 4 alternating runs; 8 chunks →
- * 8 KiB): struct-of-vector 256 B 0.63 → 0.72-0.77, strided 256 B 0.72 → 0.74-0.82 (two
- * sets of runs); 512 B unchanged; 12 KiB no better. Irregular blocks (runs of COPYs)
- * keep 8: 16 was slower there (indexed 256 B 0.66 → 0.61). A plain read of
- * 256-byte blocks every 512 bytes runs at 9-10 GB/s without prefetching, 17 with it
- * 8 blocks ahead and 20-21 with 16 (memcpy of the same bytes: 18-21 GB/s).
- */
 #define DGSM_PF_MID_SPAN 8192
 #define DGSM_PF_MID_AHEAD_MAX 32
 /*
@@ -178,38 +177,32 @@ prefetch_chunk(uint64_t a, uint64_t st, uint64_t len)
 #define DGSM_SCATTER_NT_MIN 512
 #define DGSM_PF_W_AHEAD 8
 
-static inline void
-prefetch_w(const void *p, uint64_t len)
-{
-	const char *nx = (const char *)p;
-	uint64_t pl;
-
-	/* one line more: an unaligned block touches it */
-	for (pl = 0; pl < len + 64; pl += 64)
-		__builtin_prefetch(nx + pl, 1);
-}
-
-static inline void
-prefetch_mid(const void *p, uint64_t len)
-{
-	const char *nx = (const char *)p;
-	uint64_t pl;
-
-	for (pl = 0; pl < len && pl < DGSM_PF_MID_MAX; pl += 64)
-		__builtin_prefetch(nx + pl);
-}
-
 /*
- * prefetch_mid() for a block at any address: every line it touches, the last one
- * included, which an unaligned start pushes past len bytes (a fifth of a 256-byte block).
- * Measured (indexed layout, blocks at 4-byte offsets, 32 MiB, ÷ memcpy, 11 alternating
- * pairs): 256 B 0.60-0.68 → 0.65-0.74, better in every pair; 512 and 768 B within the
- * noise (0.59-0.66 and 0.61-0.74 either way).
+ * Every line of the block [a, a + len), at most DGSM_PF_MID_MAX bytes' worth, the last
+ * one included: an unaligned start pushes it past len bytes, and it is a fifth of a
+ * 256-byte block. Measured (indexed layout, blocks at 4-byte offsets, 32 MiB, ÷ memcpy,
+ * 11 alternating pairs): 256 B 0.60-0.68 → 0.65-0.74 with the last line, better in every
+ * pair; 512 and 768 B within the noise (0.59-0.66 and 0.61-0.74 either way).
  */
 static inline void
-prefetch_block(uint64_t a, uint64_t len)
+prefetch_mid(uint64_t a, uint64_t len)
 {
-	prefetch_mid((const void *)(uintptr_t)(a & ~UINT64_C(63)), len + (a & 63));
+	const char *p = (const char *)(uintptr_t)(a & ~UINT64_C(63));
+	uint64_t end = len + (a & 63), pl;
+
+	for (pl = 0; pl < end && pl < DGSM_PF_MID_MAX; pl += 64)
+		__builtin_prefetch(p + pl);
+}
+
+/* prefetch_mid() for storing: the lines of a block a scatter is about to write. */
+static inline void
+prefetch_w(uint64_t a, uint64_t len)
+{
+	const char *p = (const char *)(uintptr_t)(a & ~UINT64_C(63));
+	uint64_t end = len + (a & 63), pl;
+
+	for (pl = 0; pl < end && pl < DGSM_PF_MID_MAX; pl += 64)
+		__builtin_prefetch(p + pl, 1);
 }
 
 /* DGSM core, inline so the DGS-RM loops avoid calls per chunk. */

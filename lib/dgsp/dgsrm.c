@@ -183,8 +183,8 @@ pair_run(struct amrma_dgsm *m, struct amrma_dgsm *w, uint64_t left, bool pull,
 		}
 		/* Page-sized gaps stall the stream prefetcher: lead it. */
 		for (j = 0; j < nk; j++) {
-			prefetch_chunk(ma, (uint64_t)mi->stride, len);
-			prefetch_chunk(wa, (uint64_t)wi->stride, len);
+			prefetch_head(ma + 2 * (uint64_t)mi->stride, len);
+			prefetch_head(wa + 2 * (uint64_t)wi->stride, len);
 			if (pull)
 				memcpy((void *)(uintptr_t)wa,
 					(void *)(uintptr_t)ma, len);

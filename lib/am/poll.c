@@ -36,11 +36,38 @@ free_rx(struct rte_mbuf **pkts, unsigned int n)
 	}
 }
 
+/*
+ * Handle received frames (redirected: validated by the context that received them).
+ * What their handlers sent leaves before they are freed and before the rest of the
+ * poll: a round trip does not wait for it.
+ */
+static inline void
+rx_frames(struct amrma_ctx *ctx, struct rte_mbuf **pkts, unsigned int n, uint64_t now,
+	  bool redirected)
+{
+	unsigned int i, nb_free = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		/* in place: nb_free <= i */
+		if (am_rx_frame(ctx, pkts[i], now, redirected))
+			pkts[nb_free++] = pkts[i];
+		/* frames that filled up while handlers replied leave now, not after the
+		 * whole burst: the peer works on them while we handle the rest (a few KB
+		 * at a time: one call per small frame costs more than it gains) */
+		if (ctx->tx_pend_bytes >= EARLY_TX_BYTES)
+			ctx_tx_burst(ctx);
+	}
+	ctx_tx_flush(ctx);
+	free_rx(pkts, nb_free);
+}
+
 int
 amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 {
 	struct rte_mbuf *pkts[RX_BURST];
-	unsigned int n, i, nb_free = 0, work = ctx->nb_tx + ctx->nb_open;
+	unsigned int n, work = ctx->nb_tx + ctx->nb_open;
 	uint64_t now;
 
 	/*
@@ -60,35 +87,13 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 			  (++ctx->idle_polls & (IDLE_CLOCK_EVERY - 1)) == 0))
 		ctx->now = rte_rdtsc();
 	now = ctx->now;
-	for (i = 0; i < n; i++) {
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		/* the frames done with are freed after the replies left (in place:
-		 * nb_free <= i) */
-		if (am_rx_frame(ctx, pkts[i], now, false))
-			pkts[nb_free++] = pkts[i];
-		/* frames that filled up while handlers replied leave now, not after the
-		 * whole burst: the peer works on them while we handle the rest (a few KB
-		 * at a time: one call per small frame costs more than it gains) */
-		if (ctx->tx_pend_bytes >= EARLY_TX_BYTES)
-			ctx_tx_burst(ctx);
-	}
+	rx_frames(ctx, pkts, n, now, false);
 	work += n;
-	/* what the handlers sent (replies) leaves before anything else: a round trip
-	 * does not wait for the rest */
-	if (ctx->nb_open != 0)
-		ctx_tx_flush(ctx);
-	free_rx(pkts, nb_free);
 	/* frames other contexts received for us were validated there */
 	if (unlikely(!rte_ring_empty(ctx->steer))) {
 		n = rte_ring_sc_dequeue_burst(ctx->steer, (void **)pkts, RX_BURST, NULL);
-		for (i = 0, nb_free = 0; i < n; i++)
-			if (am_rx_frame(ctx, pkts[i], now, true))
-				pkts[nb_free++] = pkts[i];
+		rx_frames(ctx, pkts, n, now, true);
 		work += n;
-		if (ctx->nb_open != 0)
-			ctx_tx_flush(ctx);
-		free_rx(pkts, nb_free);
 	}
 	if (ctx->hook != NULL)
 		work += ctx->hook(ctx, ctx->hook_arg);

@@ -61,23 +61,6 @@ request_token(const struct amrma_ctx *ctx)
 	return ((uint32_t)ctx->ops[idx].gen << 16) | idx;
 }
 
-static void
-request_fields(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
-	       unsigned int nargs, uint32_t len, struct amrma_wire_fields *f)
-{
-	*f = (struct amrma_wire_fields){
-		.type = AMRMA_WIRE_REQUEST,
-		.nargs = (uint8_t)nargs,
-		.src_ctx = (uint8_t)ctx->idx,
-		.dst_ctx = dst.ctx,
-		.handler = handler,
-		.src_node = ctx->node->conf.node_id,
-		.dst_node = dst.node,
-		.payload_len = (uint16_t)len,
-		.token = request_token(ctx),
-	};
-}
-
 /* The request's operation waits for its reply from now on. */
 static void
 request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, void *arg)
@@ -116,7 +99,8 @@ amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 		return ret;
 	if (!frame_append(ctx, ch, AMRMA_WIRE_REQUEST, handler, args, nargs, payload, len, 0,
 			  request_token(ctx))) {
-		request_fields(ctx, dst, handler, nargs, len, &f);
+		msg_fields(ctx, ch, AMRMA_WIRE_REQUEST, handler, nargs, len, 0,
+			   request_token(ctx), &f);
 		m = frame_alloc(ctx, ch, &f, args, payload);
 		if (m == NULL)
 			return -ENOBUFS;
@@ -140,7 +124,8 @@ amrma_am_request_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handl
 		return -EINVAL;
 	ret = request_check(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), done, &ch);
 	if (ret == 0) {
-		request_fields(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), &f);
+		msg_fields(ctx, ch, AMRMA_WIRE_REQUEST, handler, nargs,
+			   rte_pktmbuf_pkt_len(payload), 0, request_token(ctx), &f);
 		m = frame_alloc_chain(ctx, ch, &f, args, payload);
 		if (m != NULL) {
 			chan_queue(ctx, ch, m, false);
@@ -177,18 +162,8 @@ amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
 		return -EINVAL;
 	if (!frame_append(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, handler, args, nargs, payload, len,
 			  status, ctx->tok_wire)) {
-		f = (struct amrma_wire_fields){
-			.type = AMRMA_WIRE_REPLY,
-			.nargs = (uint8_t)nargs,
-			.src_ctx = (uint8_t)ctx->idx,
-			.dst_ctx = ctx->tok_ch->peer_ctx,
-			.handler = handler,
-			.src_node = ctx->node->conf.node_id,
-			.dst_node = ctx->tok_ch->peer_node,
-			.payload_len = len,
-			.status = status,
-			.token = ctx->tok_wire,
-		};
+		msg_fields(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, handler, nargs, len, status,
+			   ctx->tok_wire, &f);
 		m = frame_alloc(ctx, ctx->tok_ch, &f, args, payload);
 		if (m == NULL)
 			return -ENOBUFS;

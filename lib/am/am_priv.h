@@ -177,6 +177,26 @@ static inline uint32_t chan_queued(const struct channel *ch)
 	return ch->snd_nxt - ch->snd_una;
 }
 
+/* The header fields of a message to ch's endpoint. */
+static inline void
+msg_fields(const struct amrma_ctx *ctx, const struct channel *ch, uint8_t type,
+	   uint16_t handler, unsigned int nargs, uint32_t len, int16_t status, uint32_t token,
+	   struct amrma_wire_fields *f)
+{
+	*f = (struct amrma_wire_fields){
+		.type = type,
+		.nargs = (uint8_t)nargs,
+		.src_ctx = (uint8_t)ctx->idx,
+		.dst_ctx = ch->peer_ctx,
+		.handler = handler,
+		.src_node = ctx->node->conf.node_id,
+		.dst_node = ch->peer_node,
+		.payload_len = (uint16_t)len,
+		.status = status,
+		.token = token,
+	};
+}
+
 /* frame.c: building frames */
 struct rte_mbuf *frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 			     const struct amrma_wire_fields *f, const uint64_t *args,

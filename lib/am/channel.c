@@ -340,15 +340,11 @@ chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t no
 static void
 send_ack(struct amrma_ctx *ctx, struct channel *ch)
 {
-	struct amrma_wire_fields f = {
-		.type = AMRMA_WIRE_ACK,
-		.src_ctx = (uint8_t)ctx->idx,
-		.dst_ctx = ch->peer_ctx,
-		.handler = AMRMA_WIRE_NO_HANDLER,
-		.src_node = ctx->node->conf.node_id,
-		.dst_node = ch->peer_node,
-	};
-	struct rte_mbuf *m = frame_alloc(ctx, ch, &f, NULL, NULL);
+	struct amrma_wire_fields f;
+	struct rte_mbuf *m;
+
+	msg_fields(ctx, ch, AMRMA_WIRE_ACK, AMRMA_WIRE_NO_HANDLER, 0, 0, 0, 0, &f);
+	m = frame_alloc(ctx, ch, &f, NULL, NULL);
 
 	if (m == NULL)
 		return;		/* try again at the next poll */

@@ -237,6 +237,44 @@ testpmd_rate() {
 	emit "$tmp/pmd$run_id.json"
 }
 
+# place_rate MODE SECS: the ceiling of a put over this link. testpmd txonly (1514-byte
+# frames, the client side as in testpmd_rate) against amrma-perf --mode raw-place, which
+# copies each frame's payload into a 2 MiB region and nothing else (raw_place_pps).
+place_rate() {
+	local mode=$1 secs=$2 sock srv_pid eal tx_pid tx_fd out
+	run_id=$((run_id + 1))
+	sock=$tmp/memif$run_id.sock
+	out=$tmp/place$run_id
+	"$perf" -l "$cpu_s" "${eal_copy[@]}" --file-prefix "amrma_bench_p${run_id}_$$" \
+		--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:01" \
+		-- --mode raw-place --memif-mode "$mode" "${backoff[@]+"${backoff[@]}"}" \
+		>"$out.out" 2>"$out.err" &
+	srv_pid=$!
+	pids+=("$srv_pid")
+	wait_for "$out.err" "ready" "$srv_pid" "raw-place" || { stop_pid "$srv_pid"; return 1; }
+	mapfile -t eal < <(client_eal "$mode")
+	if ! tp_start "testpmd-tx-$run_id" "$cpu_c" "${eal[@]}" \
+		--file-prefix "amrma_bench_t${run_id}_$$" \
+		--vdev "net_memif0,role=client,socket=$sock$(client_vdev_opt "$mode")" \
+		-- -i --forward-mode=txonly --txpkts 1514 --nb-cores 1 --total-num-mbufs 16384
+	then
+		stop_pid "$srv_pid"
+		return 1
+	fi
+	tx_pid=$tp_pid
+	tx_fd=$tp_fd
+	echo start >&"$tx_fd"
+	sleep $((secs + 2))
+	echo stop >&"$tx_fd"
+	sleep 0.5
+	# the receiver first (it only receives), then the generator
+	stop_pid "$srv_pid"
+	tp_quit "$tx_pid" "$tx_fd"
+	grep -q '"raw_place_pps"' "$out.out" ||
+		{ log "raw-place gave no rate:"; tail -5 "$out.err" >&2; return 1; }
+	emit "$out.out"
+}
+
 # Hugepages for memif zero-copy (root only): reserve, mount a private hugetlbfs, then
 # check that a zero-copy client really passes traffic before any result relies on it.
 zc_setup() {
@@ -359,13 +397,17 @@ rma_compare() {	# mode
 		for csum in auto on; do
 			log "rma ($mode): round $r/$rounds: put/get bandwidth $rma_bw_sizes," \
 				"checksums $csum"
+			# the headline run also times memcpy of the same bytes (memcpy_bw)
 			perf_pair "$mode" serve --csum "$csum" -- --mode rma-bw --csum "$csum" \
-				--sizes "$rma_bw_sizes" --repeat 1 ||
+				--sizes "$rma_bw_sizes" --repeat 1 \
+				$([ "$csum" = auto ] && echo --memcpy) ||
 				{ collect=""; return 1; }
 		done
 		log "rma ($mode): round $r/$rounds: raw memif goodput, testpmd, 1514-byte frames"
 		testpmd_rate "$mode" 1514 raw_pps_1514 1472 "$round_pmd_secs" ||
 			{ collect=""; return 1; }
+		log "rma ($mode): round $r/$rounds: raw goodput placed into a region (raw-place)"
+		place_rate "$mode" "$round_pmd_secs" || { collect=""; return 1; }
 	done
 	collect=""
 	python3 scripts/bench/results.py merge "$tmp/rma-rounds-$mode.jsonl" | emit

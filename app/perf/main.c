@@ -482,7 +482,9 @@ usage(void)
 	fprintf(stderr,
 		"usage: amrma-perf [EAL options] -- --mode MODE [options]\n"
 		"  --mode M          serve | raw-serve | am-lat | am-rate | raw-echo | rma-lat |\n"
-		"                    rma-bw (the serving side exposes a 160 MiB region)\n"
+		"                    rma-bw (the serving side exposes a 160 MiB region) |\n"
+		"                    raw-place (receive frames from a generator and copy each\n"
+		"                    one's UDP payload into a 2 MiB region: a put's ceiling)\n"
 		"  --proto P         rma modes: auto | short | pipelined | rendezvous\n"
 		"  --port NAME       ethdev name or id (default net_memif0)\n"
 		"  --node-id N       0 for the serving side (default), 1 for the client\n"
@@ -507,6 +509,8 @@ usage(void)
 		"                    suffix _nocoalesce)\n"
 		"  --rto-us US       first retransmit timeout (raise it under valgrind)\n"
 		"  --quick           smoke-test sizes: 2000 iters, 200 warm-up, 2 runs\n"
+		"  --memcpy          rma-bw: after each run, memcpy the same bytes the same way\n"
+		"                    (two buffers of the size in turn), emitted as memcpy_bw\n"
 		"  --with-raw        am-lat: after each AM run, the raw echo of the same size\n"
 		"                    against the same server (serve mode), emitted as\n"
 		"                    raw_echo_rtt_*; AM and raw run i are seconds apart\n"
@@ -545,6 +549,7 @@ parse_mode(const char *s, enum perf_mode *m)
 		[PERF_SERVE] = "serve", [PERF_RAW_SERVE] = "raw-serve",
 		[PERF_AM_LAT] = "am-lat", [PERF_AM_RATE] = "am-rate",
 		[PERF_RAW_ECHO] = "raw-echo", [PERF_RMA_LAT] = "rma-lat", [PERF_RMA_BW] = "rma-bw",
+		[PERF_RAW_PLACE] = "raw-place",
 	};
 	int i = app_name_index(s, names, RTE_DIM(names));
 
@@ -580,6 +585,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		{ "quick", no_argument, NULL, 'q' },
 		{ "linger", no_argument, NULL, 'L' },
 		{ "with-raw", no_argument, NULL, 'X' },
+		{ "memcpy", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -680,6 +686,9 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		case 'X':
 			o->with_raw = true;
 			break;
+		case 'Y':
+			o->memcpy_too = true;
+			break;
 		case 'h':
 			usage();
 			return 1;
@@ -734,6 +743,7 @@ main(int argc, char **argv)
 	char err[256], peer_mac[RTE_ETHER_ADDR_FMT_SIZE] = "";
 	struct app_peer *p;
 	int ret, node_id = -1, peer;
+	bool serving;
 
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
@@ -748,14 +758,14 @@ main(int argc, char **argv)
 	ret = parse_args(argc, argv, &o, &node_id, peer_mac, sizeof(peer_mac));
 	if (ret != 0)
 		return ret > 0 ? 0 : 2;
+	serving = o.mode == PERF_SERVE || o.mode == PERF_RAW_SERVE || o.mode == PERF_RAW_PLACE;
 	if (node_id < 0)
-		node_id = (o.mode == PERF_SERVE || o.mode == PERF_RAW_SERVE) ? 0 : 1;
+		node_id = serving ? 0 : 1;
 	peer = 1 - node_id;
 	/* two fixed nodes: id N has MAC 02:00:00:00:00:0<N+1> and IP 198.18.0.<N+1> */
 	A.cfg.node.node_id = (uint16_t)node_id;
 	A.cfg.node.ip = rte_cpu_to_be_32((198u << 24) | (18u << 16) | (uint32_t)(node_id + 1));
-	A.cfg.role = (o.mode == PERF_SERVE || o.mode == PERF_RAW_SERVE) ?
-		ROLE_TARGET : ROLE_INITIATOR;
+	A.cfg.role = serving ? ROLE_TARGET : ROLE_INITIATOR;
 	A.cfg.target = (uint16_t)peer;
 	p = &A.cfg.peer[A.cfg.nb_peer++];
 	p->id = (uint16_t)peer;
@@ -813,8 +823,11 @@ main(int argc, char **argv)
 	case PERF_RMA_BW:
 		ret = perf_rma_bw(&A, &o);
 		break;
+	case PERF_RAW_PLACE:
+		ret = perf_raw_place(&A, &o);
+		break;
 	}
-	if (o.linger && o.mode != PERF_SERVE && o.mode != PERF_RAW_SERVE) {
+	if (o.linger && !serving) {
 		/* no polling from here: the memif PMD of DPDK 22.11 may touch the peer's
 		 * unmapped regions if a poll races with the peer's disconnect */
 		fprintf(stderr, "amrma-perf: done\n");

@@ -18,6 +18,7 @@ enum perf_mode {
 	PERF_RAW_ECHO,		/* raw UDP round trip against a raw-serve peer */
 	PERF_RMA_LAT,		/* RMA put/get latency beside the AM round trip */
 	PERF_RMA_BW,		/* RMA put/get bandwidth */
+	PERF_RAW_PLACE,		/* receive frames, copy each payload into a region */
 };
 
 struct perf_opts {
@@ -34,6 +35,7 @@ struct perf_opts {
 	bool linger;			/* client: after the results, idle until SIGTERM */
 	bool with_raw;			/* am-lat: raw echo run after each AM run */
 	uint32_t rma_flags;		/* rma modes: forced protocol (0: by size) */
+	bool memcpy_too;		/* rma-bw: memcpy of the same bytes after each run */
 	char memif_mode[16];		/* "copy" / "zero-copy"; detected from devargs */
 };
 
@@ -61,6 +63,7 @@ int perf_raw_serve(struct app *a, const struct perf_opts *o);
 int perf_rma_lat(struct app *a, const struct perf_opts *o);
 int perf_rma_bw(struct app *a, const struct perf_opts *o);
 int perf_raw_echo(struct app *a, const struct perf_opts *o);
+int perf_raw_place(struct app *a, const struct perf_opts *o);
 
 /** Serving side: one burst of raw echo; sets *to_am when the switch frame passed. */
 unsigned int perf_raw_poll(struct app *a, bool *to_am);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amrma-perf RMA modes: put/get latency (one operation in flight) beside the AM round trip
- * measured in the same process, and put/get bandwidth (two operations in flight).
+ * measured in the same process, and put/get bandwidth (two operations in flight), with
+ * --memcpy beside a plain memcpy of the same bytes (the memory's ceiling for that size).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -150,8 +151,8 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 	struct amrma_ctx *ctx = amrma_node_ctx(a->node, 0);
 	struct amrma_ep dst = { .node = a->cfg.target, .ctx = 0 };
 	uint64_t key, rlen, hz = rte_get_tsc_hz(), max = 0;
-	double mbps[2][64];
-	uint8_t *buf;
+	double mbps[3][64];
+	uint8_t *buf, *mdst = NULL;
 	unsigned int s, k;
 	int r, ret;
 
@@ -167,6 +168,15 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 	if (buf == NULL)
 		return -ENOMEM;
 	memset(buf, 0x5a, 2 * max);
+	if (o->memcpy_too) {
+		/* the memcpy's destination: plain memory, the EAL's may be small (-m) */
+		mdst = aligned_alloc(4096, RTE_ALIGN_CEIL(2 * max, 4096));
+		if (mdst == NULL) {
+			rte_free(buf);
+			return -ENOMEM;
+		}
+		memset(mdst, 0, 2 * max);
+	}
 	for (s = 0; s < o->nb_sizes && !app_stop; s++) {
 		uint64_t len = o->sizes[s];
 		/* about 64 MiB per run, at least 8 operations */
@@ -209,10 +219,25 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 					mbps[k][r] = (double)len * count * hz /
 						     (double)(rte_rdtsc() - t0) / 1e6;
 			}
+			if (mdst != NULL) {
+				/* the same bytes moved by one memcpy each, in the same two
+				 * buffers in turn: what memory allows this size, no link */
+				uint64_t i, t0, n = r < 0 ? 2 : count;
+
+				t0 = rte_rdtsc();
+				for (i = 0; i < n; i++)
+					memcpy(mdst + (i & 1) * len, buf + (i & 1) * len, len);
+				if (r >= 0)
+					mbps[2][r] = (double)len * count * hz /
+						     (double)(rte_rdtsc() - t0) / 1e6;
+			}
 			if (r < 0)
 				continue;
 			fprintf(stderr, "rma-bw size %" PRIu64 " run %d: put %.0f MB/s, get %.0f "
-				"MB/s\n", len, r, mbps[0][r], mbps[1][r]);
+				"MB/s", len, r, mbps[0][r], mbps[1][r]);
+			if (mdst != NULL)
+				fprintf(stderr, ", memcpy %.0f MB/s", mbps[2][r]);
+			fprintf(stderr, "\n");
 		}
 		if (!app_stop) {
 			char extra[128];
@@ -224,10 +249,13 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 				 rma_flags == AMRMA_RMA_F_SHORT ? "short" : "auto");
 			perf_emit(o, "rma_put_bw", "MB/s", (int)len, mbps[0], r, extra);
 			perf_emit(o, "rma_get_bw", "MB/s", (int)len, mbps[1], r, extra);
+			if (mdst != NULL)
+				perf_emit(o, "memcpy_bw", "MB/s", (int)len, mbps[2], r, NULL);
 		}
 	}
 	ret = 0;
 out:
 	rte_free(buf);
+	free(mdst);
 	return ret;
 }

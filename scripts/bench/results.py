@@ -135,6 +135,39 @@ def cmd_rma_ratios(a):
         line({"name": "raw_goodput", "value": round(goodput, 1), "unit": "MB/s", "size": 1472,
               "frame": 1514, "mode": m, "repeat": pps.get("repeat"),
               "stat": "raw_pps_1514 x 1472 B UDP payload"})
+    # the ceilings of any put over this link, each measured in every round:
+    # raw_place_pps: the same generator's frames, each payload copied into a region
+    # (the link's copies and the one placement copy, no protocol); memcpy_bw: the same
+    # bytes moved by memcpy in the same buffers (memory alone, no link)
+    place = find(res, "raw_place_pps", 1472, m)
+    if goodput and place and place["value"] > 0:
+        line({"name": "raw_place_goodput", "value": round(place["value"] * 1472 / 1e6, 1),
+              "unit": "MB/s", "size": 1472, "frame": 1514, "mode": m,
+              "repeat": place.get("repeat"), "stat": "raw_place_pps x 1472 B UDP payload"})
+        obj = {"name": "raw_place_vs_raw", "unit": "x", "size": 1472, "mode": m,
+               "load1": load1}
+        obj.update(ratio(place, pps, 3))
+        line(obj)
+    for sz in sorted({r["size"] for r in res if r.get("name") == "memcpy_bw" and
+                      r.get("mode") == m}) if goodput else []:
+        mc = find(res, "memcpy_bw", sz, m)
+        obj = {"name": "memcpy_vs_raw", "unit": "x", "size": sz, "mode": m, "load1": load1}
+        obj.update(ratio(mc, pps, 3, 1472 / 1e6))
+        line(obj)
+        if place and sz >= 65536:
+            # a put can beat neither: the lower of the two, round by round
+            a = ratio(mc, pps, 3, 1472 / 1e6)
+            b = ratio(place, pps, 3)
+            ra, rb = a.get("runs", [a["value"]]), b.get("runs", [b["value"]])
+            runs = [min(x, y) for x, y in zip(ra, rb)] if len(ra) == len(rb) else \
+                [min(a["value"], b["value"])]
+            obj = {"name": "bw_ceiling_vs_raw", "unit": "x", "size": sz, "mode": m,
+                   "value": round(statistics.median(runs), 3), "repeat": len(runs),
+                   "stat": "median of per-round min(memcpy_vs_raw, raw_place_vs_raw)",
+                   "runs": runs, "load1": load1}
+            if sz >= (1 << 20):
+                obj["below_target"] = obj["value"] < BW_TARGET
+            line(obj)
     # headline with csum = auto (none: memif cannot corrupt frames), then with checksums
     for sfx in ("", "_csum"):
         sizes = sorted({r["size"] for r in res
@@ -153,6 +186,12 @@ def cmd_rma_ratios(a):
                     if sz >= (1 << 20):
                         obj.update(target=">= %.1f" % BW_TARGET, met=v >= BW_TARGET)
                     line(obj)
+                    if place and place["value"] > 0:
+                        # the share of the ceiling the protocol leaves
+                        obj = {"name": "%s_bw%s_vs_raw_place" % (op, sfx), "unit": "x",
+                               "size": sz, "mode": m, "load1": load1}
+                        obj.update(ratio(bw, place, 3, 1472 / 1e6))
+                        line(obj)
         for op in ("put", "get"):
             lat = find(res, "rma_%s_lat%s" % (op, sfx), 8, m)
             am = find(res, "rma_am_rtt" + sfx, 8, m)

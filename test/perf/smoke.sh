@@ -39,10 +39,47 @@ pair() {	# serve-mode client-args...
 pair serve --mode am-lat --quick --sizes 8,1400 --with-raw
 pair serve --mode am-rate --quick
 pair raw-serve --mode raw-echo --quick --sizes 8,1400
-pair serve --mode rma-bw --quick --sizes 64K
+pair serve --mode rma-bw --quick --sizes 64K --memcpy
+
+# raw-place (bench.sh's ceiling of a put) against testpmd txonly: every 1514-byte frame's
+# 1472 payload bytes are placed, and a rate comes out
+n=$((n + 1))
+"$perf" -l 0 "${eal[@]}" --file-prefix "amrma_smoke_s${n}_$$" \
+	--vdev "net_memif0,role=server,socket=$tmp/s$n,mac=02:00:00:00:00:01" \
+	-- --mode raw-place "${backoff[@]+"${backoff[@]}"}" >"$tmp/place.out" 2>"$tmp/place.err" &
+place_pid=$!
+pair_pids=("$place_pid")
+for i in $(seq 100); do grep -qs ready "$tmp/place.err" && break; sleep 0.1; done
+mkfifo "$tmp/tp.in"
+dpdk-testpmd --lcores "0@$cpu_c,1@$cpu_c" "${eal[@]}" --file-prefix "amrma_smoke_t${n}_$$" \
+	--vdev "net_memif0,role=client,socket=$tmp/s$n" -- -i --forward-mode=txonly \
+	--txpkts 1514 --nb-cores 1 --total-num-mbufs 8192 <"$tmp/tp.in" >"$tmp/tp.log" 2>&1 &
+pair_pids+=("$!")
+exec {tp_fd}>"$tmp/tp.in"
+for i in $(seq 100); do grep -qs 'testpmd>' "$tmp/tp.log" && break; sleep 0.1; done
+echo start >&"$tp_fd"
+sleep 5
+echo stop >&"$tp_fd"
+sleep 0.5
+pair_stop "$place_pid"	# the receiver first, then the generator
+place_rc=$pair_stop_rc
+echo quit >&"$tp_fd"
+exec {tp_fd}>&-
+pair_stop "${pair_pids[1]}"
+pair_pids=()
+[ "$place_rc" -eq 0 ] || { echo "bench-smoke: raw-place failed:"; tail "$tmp/place.err"; exit 1; }
+cat "$tmp/place.out" >>"$tmp/out.jsonl"
+python3 - "$tmp/place.out" <<'PY' || exit 1
+import json, sys
+r = [json.loads(x) for x in open(sys.argv[1]) if x.startswith("{")][0]
+assert r["name"] == "raw_place_pps" and r["value"] > 0 and r["frame"] == 1514, r
+assert r["frames"] > 0 and r["placed_bytes"] == r["frames"] * 1472, r
+print("bench-smoke: raw-place placed %d frames, %d bytes" % (r["frames"], r["placed_bytes"]))
+PY
+
 cat "$tmp/out.jsonl"
 python3 "$check" check "$tmp/out.jsonl" --expect am_rtt_median am_rtt_p99 am_rate \
-	raw_echo_rtt_median raw_echo_rtt_p99 rma_put_bw rma_get_bw
+	raw_echo_rtt_median raw_echo_rtt_p99 rma_put_bw rma_get_bw memcpy_bw raw_place_pps
 
 # the plots bench.sh --plot renders: each a non-empty PNG
 python3 "$check" plot "$tmp/out.jsonl" "$tmp/plot"

@@ -136,7 +136,8 @@ static void
 moved(struct rma_ctx *rc, struct rma_dt *d, uint64_t n)
 {
 	d->moved += n;
-	d->deadline = rte_rdtsc() + rndv_timeout_tsc(rc->rma);
+	/* per packet, from a handler: the poll's clock (rdtsc is slow on VMs) */
+	d->deadline = amrma_ctx_now(rc->ctx) + rndv_timeout_tsc(rc->rma);
 	if (d->moved == d->total)
 		slot_free(rc, d);
 }

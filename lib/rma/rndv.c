@@ -297,7 +297,8 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 		return -EIO;	/* not placed: the sender sees the error */
 	rx->left -= msg->len;
 	/* progress: both sides' deadlines move on */
-	rx->deadline = rte_rdtsc() + rndv_timeout_tsc(rma);
+	/* the poll's clock: a handler runs inside a poll that has just read it */
+	rx->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rma);
 	if (rx->ref == NULL && rx->op < rma->conf.max_ops)
 		rc->ops[rx->op].deadline = rx->deadline;
 	if (rx->ref != NULL)

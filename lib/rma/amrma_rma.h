@@ -15,8 +15,9 @@
  * Protocols (chosen by size, or forced with a flag):
  *  - short: one AM request carries the data (put) or asks for it (get); one reply.
  *  - pipelined: MTU-sized AM requests, each with its own remote offset, a window in flight,
- *    placed in whatever order they arrive. Put chunks are sent zero-copy (an mbuf attached
- *    to the caller's buffer with rte_pktmbuf_attach_extbuf()).
+ *    placed in whatever order they arrive. Put chunks in EAL memory (rte_malloc, hugepages,
+ *    rte_extmem_register) are sent zero-copy (an mbuf attached to the caller's buffer with
+ *    rte_pktmbuf_attach_extbuf()); chunks elsewhere are copied into the frame.
  *  - rendezvous: the request carries only (key, offset, length, tag); the target's handler
  *    validates it and enqueues an RMA request into the RMA queue (an rte_ring); the progress
  *    engine (amrma_rma_progress(), or its rte_service) dequeues it and posts a tagged
@@ -68,7 +69,7 @@ struct amrma_rma_conf {
 	uint64_t rndv_threshold;	/**< operations of this size and more use rendezvous */
 	uint32_t pipeline_depth;	/**< chunks in flight per operation */
 	uint32_t queue_size;		/**< RMA queue entries (power of two) */
-	bool zero_copy;			/**< attach put payloads instead of copying */
+	bool zero_copy;			/**< attach put payloads in EAL memory instead of copying */
 	uint32_t progress_ctx;		/**< context the progress engine sends from */
 	uint32_t rndv_timeout_ms;	/**< a rendezvous waiting this long without progress
 					 *   (no CTS, no data) fails with -ETIMEDOUT */

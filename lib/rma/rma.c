@@ -244,18 +244,52 @@ chunk_done(struct amrma_ctx *ctx, void *arg, int status)
 	op_packet_done(rc, op, bytes, status);
 }
 
+/*
+ * The IOVA of [p, p + len) if a port may read it in place, else RTE_BAD_IOVA (the chunk is
+ * then copied into the frame). Only memory EAL knows qualifies: rte_malloc'd, hugepages, or
+ * registered with rte_extmem_register(). A NIC needs its IOVA (and an IOMMU a mapping), and
+ * memif zero-copy passes it as an offset into the EAL memory it shares; plain heap memory
+ * has neither. In VA mode a whole memseg list is one IOVA range; in PA mode one page is.
+ * The op remembers the range of its last chunk, so a lookup is rare.
+ */
+static rte_iova_t
+chunk_iova(const struct rma_ctx *rc, struct rma_op *op, const uint8_t *p, uint32_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (a - op->seg_va >= op->seg_len) {
+		op->seg_len = 0;
+		if (rc->rma->iova_va) {
+			const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(p);
+
+			if (msl == NULL)
+				return RTE_BAD_IOVA;
+			op->seg_va = (uintptr_t)msl->base_va;
+			op->seg_iova = (rte_iova_t)op->seg_va;
+			op->seg_len = msl->len;
+		} else {
+			const struct rte_memseg *ms = rte_mem_virt2memseg(p, NULL);
+
+			if (ms == NULL || ms->iova == RTE_BAD_IOVA)
+				return RTE_BAD_IOVA;
+			op->seg_va = (uintptr_t)ms->addr;
+			op->seg_iova = ms->iova;
+			op->seg_len = ms->len;
+		}
+	}
+	if (a - op->seg_va + len > op->seg_len)
+		return RTE_BAD_IOVA;	/* runs past the range: copied */
+	return op->seg_iova + (a - op->seg_va);
+}
+
 /* An mbuf whose data is the caller's memory (no copy). */
 static struct rte_mbuf *
-attach(struct rma_ctx *rc, struct rma_op *op, uint8_t *p, uint32_t len)
+attach(struct rma_ctx *rc, struct rma_op *op, uint8_t *p, rte_iova_t iova, uint32_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(rc->rma->ext_pool);
-	rte_iova_t iova;
 
 	if (m == NULL)
 		return NULL;
-	iova = rte_mem_virt2iova(p);
-	if (iova == RTE_BAD_IOVA)
-		iova = (rte_iova_t)(uintptr_t)p;	/* IOVA as VA (checked at create) */
 	rte_mbuf_ext_refcnt_update(&op->shinfo, 1);
 	rte_pktmbuf_attach_extbuf(m, p, iova, (uint16_t)len, &op->shinfo);
 	m->data_off = 0;
@@ -296,8 +330,11 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 		args[1] = tagged ? off : op->offset + off;
 		args[2] = op->len;
 		args[3] = op->rid;
-		if (op->zero_copy && len != 0) {
-			struct rte_mbuf *m = attach(rc, op, op->buf + off, len);
+		rte_iova_t iova = op->zero_copy && len != 0 ?
+				  chunk_iova(rc, op, op->buf + off, len) : RTE_BAD_IOVA;
+
+		if (iova != RTE_BAD_IOVA) {
+			struct rte_mbuf *m = attach(rc, op, op->buf + off, iova, len);
 
 			if (m == NULL)
 				return -EAGAIN;
@@ -710,12 +747,10 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 	for (i = 0; i < amrma_node_nb_ctx(node); i++)
 		if (amrma_ctx_priv(amrma_node_ctx(node, i)) != NULL)
 			return -EEXIST;
-	/* attached user memory is addressed by virtual address */
-	if (c.zero_copy && rte_eal_iova_mode() != RTE_IOVA_VA)
-		c.zero_copy = false;
 	rma = rte_zmalloc_socket("amrma_rma", sizeof(*rma), RTE_CACHE_LINE_SIZE, socket);
 	if (rma == NULL)
 		return -ENOMEM;
+	rma->iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
 	rma->node = node;
 	rma->conf = c;
 	rma->nb_ctx = amrma_node_nb_ctx(node);

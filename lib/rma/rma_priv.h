@@ -61,6 +61,10 @@ struct rma_op {
 	void *arg;
 	struct amrma_dgsm *dgsm;	/* noncontiguous: the local layout machine */
 	uint64_t slot;			/* noncontiguous: the target's program slot */
+	/* zero-copy in IOVA-as-PA mode: the memseg the last chunk lay in (len 0: none) */
+	uintptr_t seg_va;
+	size_t seg_len;
+	rte_iova_t seg_iova;
 	/* zero-copy: one shared info for every chunk attached to buf */
 	struct rte_mbuf_ext_shared_info shinfo;
 	volatile uint32_t ext_released;	/* set by the free callback (any lcore) */
@@ -143,6 +147,7 @@ struct amrma_rma {
 	struct amrma_rma_conf conf;
 	struct amrma_region_table *regions;
 	struct rte_mempool *ext_pool;	/* mbufs that only carry an attached buffer */
+	bool iova_va;			/* EAL IOVA mode is VA: buffers' IOVA is their address */
 	struct rte_ring *queue;		/* the RMA queue: handlers -> progress engine */
 	struct rte_mempool *rq_pool;
 	struct rq_item **pending;	/* dequeued, not yet served (AM layer busy) */

@@ -91,6 +91,7 @@ rma_initiate(void)
 {
 	struct amrma_ep dst = { .node = A.cfg.target, .ctx = A.cfg.target_ctx };
 	struct app_rma_result r[APP_MAX_SIZES];
+	struct amrma_rma_stats st;
 	unsigned int n = 0, i, bad = 0;
 	int ret;
 
@@ -111,6 +112,14 @@ rma_initiate(void)
 			       r[i].count, r[i].put_us, r[i].put_mbps, r[i].get_us, r[i].get_mbps,
 			       r[i].status ? " FAILED" : "");
 	}
+	/* how the data left: attached in place (EAL memory) or copied into frames */
+	amrma_rma_stats_get(amrma_node_ctx(A.node, 0), &st);
+	if (A.cfg.json)
+		printf("{\"role\":\"rma_chunks\",\"chunks\":%" PRIu64 ",\"zero_copy\":%" PRIu64 "}\n",
+		       st.chunks, st.zero_copy_chunks);
+	else
+		printf("rma: %" PRIu64 " RMA packets sent, %" PRIu64 " of them zero-copy\n",
+		       st.chunks, st.zero_copy_chunks);
 	if (ret != 0)
 		return ret;
 	return bad == 0 ? 0 : -EIO;

@@ -158,6 +158,58 @@ xalloc(size_t len)
 
 /* ---------------- gather / scatter vs memcpy ---------------- */
 
+/*
+ * How much of the buffer's span the machine reads when only the layout's bytes are
+ * wanted: the time to read one word of every cache line the layout touches, over the
+ * time to read one word of every line of the span. Near 1 for a layout with gaps, the
+ * memory system fetches the gaps too (prefetchers work in lines, pairs of lines and
+ * pages), and a gather pays for the whole span where memcpy reads only its bytes.
+ */
+static double
+read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint64_t span)
+{
+	uint64_t n = 0, cap = 1024, addr, len, i, a;
+	uint64_t *pa = malloc(cap * sizeof(*pa)), *pl = malloc(cap * sizeof(*pl));
+	double ts[MAXREP], tp[MAXREP], t0;
+	volatile uint64_t sink = 0;
+	struct amrma_dgsm m;
+	int r;
+
+	/* the pieces, listed before the clock runs */
+	amrma_dgsm_init(&m, p, disc, count);
+	while (pa != NULL && pl != NULL && amrma_dgsm_peek(&m, &addr, &len) == 0 && len != 0) {
+		if (n == cap) {
+			cap *= 2;
+			pa = realloc(pa, cap * sizeof(*pa));
+			pl = realloc(pl, cap * sizeof(*pl));
+			if (pa == NULL || pl == NULL)
+				break;
+		}
+		pa[n] = addr;
+		pl[n++] = len;
+		amrma_dgsm_advance(&m, len);
+	}
+	if (pa == NULL || pl == NULL)
+		die("read pattern", -ENOMEM);
+	for (r = 0; r < reps; r++) {
+		uint64_t s = 0;
+
+		t0 = cpu_ns();
+		for (a = 0; a < span; a += 64)
+			s += *(const uint64_t *)(disc + a);
+		ts[r] = cpu_ns() - t0;
+		t0 = cpu_ns();
+		for (i = 0; i < n; i++)
+			for (a = pa[i] & ~UINT64_C(63); a < pa[i] + pl[i]; a += 64)
+				s += *(const uint64_t *)(uintptr_t)a;
+		tp[r] = cpu_ns() - t0;
+		sink += s;
+	}
+	free(pa);
+	free(pl);
+	return median(tp, reps) / median(ts, reps);
+}
+
 static void
 bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 {
@@ -225,6 +277,9 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 		emit("scatter_vs_memcpy", median(rs, reps), "ratio", c,
 			lname[l], bytes);
 	}
+	if (c >= 256)
+		emit("read_pattern_vs_span", read_pattern_vs_span(p, disc, count, span), "ratio",
+		     c, lname[l], bytes);
 	munmap(disc, span);
 	munmap(pk, bytes);
 	munmap(ref, bytes);

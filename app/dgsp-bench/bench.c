@@ -159,11 +159,12 @@ xalloc(size_t len)
 /* ---------------- gather / scatter vs memcpy ---------------- */
 
 /*
- * How much of the buffer's span the machine reads when only the layout's bytes are
- * wanted: the time to read one word of every cache line the layout touches, over the
- * time to read one word of every line of the span. Near 1 for a layout with gaps, the
- * memory system fetches the gaps too (prefetchers work in lines, pairs of lines and
- * pages), and a gather pays for the whole span where memcpy reads only its bytes.
+ * What reading only the layout's bytes costs: the time to read one word of every cache
+ * line the layout touches, in the layout's order, over the time to read one word of every
+ * line of its span in address order. At 1 or more with gaps in the layout, the memory
+ * system fetches the gaps too (prefetchers work in lines, pairs of lines and pages) or
+ * the order defeats its stream prefetch, and a gather pays for the whole span where
+ * memcpy reads only its bytes.
  */
 static double
 read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint64_t span)

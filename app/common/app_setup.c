@@ -109,6 +109,10 @@ app_setup(struct app *a)
 	ret = amrma_net_ethdev_open(&a->dev, a->port_id, c->node.nb_ctx);
 	if (ret != 0)
 		return ret;
+	/* some ports keep their MTU (net_memif has no MTU setting): frames follow the port */
+	if (a->dev.mtu != c->mtu)
+		fprintf(stderr, "port %u: MTU %u configured, the port keeps %u: frames use %u\n",
+			a->port_id, c->mtu, a->dev.mtu, a->dev.mtu);
 	amrma_net_steer(&a->dev, c->node.udp_base);
 	c->node.dev = &a->dev;
 	c->node.pool = a->pool;

@@ -102,5 +102,27 @@ for f in "$cfgdir"/*.ini; do
 		pass=$((pass + 1))
 	fi
 done
+# a valid MTU the port cannot take (net_ring keeps its own) is said, not silently dropped
+cat >"$tmp/mtu.ini" <<'INI'
+[node]
+ip = 198.18.0.1
+port = net_ring0
+mtu = 9000
+[workload]
+role = target
+duration = 0.2
+INI
+rc=0
+"$bin" --no-huge --no-pci --no-shconf -m 128 --file-prefix "amrma_cfg_$$_mtu" \
+	--log-level lib.eal:error --vdev net_ring0 -- --config "$tmp/mtu.ini" >"$tmp/mtu.out" 2>&1 ||
+	rc=$?
+if [ $rc -eq 0 ] && grep -q 'MTU 9000 configured, the port keeps 1500: frames use 1500' \
+	"$tmp/mtu.out"; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "FAIL mtu_kept (exit $rc):"
+	tail -3 "$tmp/mtu.out"
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -43,6 +43,7 @@ enum amrma_wire_type {
 	AMRMA_WIRE_REQUEST = 1,
 	AMRMA_WIRE_REPLY = 2,
 	AMRMA_WIRE_ACK = 3,
+	AMRMA_WIRE_SEND = 4,	/**< one-way: a handler runs, nothing is replied */
 };
 
 /** Header flag: ack and sack fields carry information. */

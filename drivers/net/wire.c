@@ -93,7 +93,8 @@ check_more(struct amrma_wire_view *v)
 
 		if (rem < sizeof(*s))
 			return AMRMA_WIRE_ERR_BAD_LENGTH;
-		if (s->type != AMRMA_WIRE_REQUEST && s->type != AMRMA_WIRE_REPLY)
+		if (s->type != AMRMA_WIRE_REQUEST && s->type != AMRMA_WIRE_REPLY &&
+		    s->type != AMRMA_WIRE_SEND)
 			return AMRMA_WIRE_ERR_BAD_TYPE;
 		if (s->nargs > AMRMA_WIRE_MAX_ARGS)
 			return AMRMA_WIRE_ERR_TOO_MANY_ARGS;
@@ -102,7 +103,7 @@ check_more(struct amrma_wire_view *v)
 		if (plen > AMRMA_WIRE_MAX_PAYLOAD || n > rem)
 			return AMRMA_WIRE_ERR_BAD_LENGTH;
 		handler = rte_be_to_cpu_16(s->handler);
-		if (handler == AMRMA_WIRE_NO_HANDLER ? s->type == AMRMA_WIRE_REQUEST :
+		if (handler == AMRMA_WIRE_NO_HANDLER ? s->type != AMRMA_WIRE_REPLY :
 		    handler >= AMRMA_WIRE_MAX_HANDLERS)
 			return AMRMA_WIRE_ERR_BAD_HANDLER;
 		if (v->nb_msgs == AMRMA_WIRE_MAX_BUNDLE)
@@ -160,7 +161,7 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 	h = (const void *)(udp + 1);
 	if (h->version != AMRMA_WIRE_VERSION)
 		return AMRMA_WIRE_ERR_BAD_VERSION;
-	if (h->type < AMRMA_WIRE_REQUEST || h->type > AMRMA_WIRE_ACK)
+	if (h->type < AMRMA_WIRE_REQUEST || h->type > AMRMA_WIRE_SEND)
 		return AMRMA_WIRE_ERR_BAD_TYPE;
 	if (h->flags & ~AMRMA_WIRE_F_ALL)
 		return AMRMA_WIRE_ERR_BAD_FLAGS;
@@ -182,7 +183,7 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 
 	v->handler = rte_be_to_cpu_16(h->handler);
 	if (v->handler == AMRMA_WIRE_NO_HANDLER) {
-		if (v->type == AMRMA_WIRE_REQUEST)
+		if (v->type == AMRMA_WIRE_REQUEST || v->type == AMRMA_WIRE_SEND)
 			return AMRMA_WIRE_ERR_BAD_HANDLER;
 	} else if (v->handler >= AMRMA_WIRE_MAX_HANDLERS || v->type == AMRMA_WIRE_ACK) {
 		return AMRMA_WIRE_ERR_BAD_HANDLER;

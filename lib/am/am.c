@@ -61,9 +61,13 @@ request_token(const struct amrma_ctx *ctx)
 	return ((uint32_t)ctx->ops[idx].gen << 16) | idx;
 }
 
-/* The request's operation waits for its reply from now on. */
-static void
-request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, void *arg)
+/*
+ * The request's operation waits for its reply from now on (OP_WAIT), a one-way message's
+ * for the acknowledgement of its frame (OP_SENT). Returns the operation's index.
+ */
+static uint32_t
+request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, void *arg,
+	      uint8_t state)
 {
 	uint32_t idx = ctx->op_free[--ctx->nb_op_free];
 	struct op *op = &ctx->ops[idx];
@@ -71,7 +75,7 @@ request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, v
 	op->done = done;
 	op->arg = arg;
 	op->ch = ch;
-	op->state = OP_WAIT;
+	op->state = state;
 	/* silence is measured from now, or outside a poll from when the request leaves
 	 * (the clock is read then anyway; rdtsc costs 10-30 ns on VMs) */
 	if (ch->ops++ == 0) {
@@ -80,6 +84,7 @@ request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, v
 		else
 			ch->silence_from_tx = true;
 	}
+	return idx;
 }
 
 int
@@ -106,7 +111,7 @@ amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 			return -ENOBUFS;
 		chan_queue(ctx, ch, m, true);	/* cannot fail: room was checked */
 	}
-	request_track(ctx, ch, done, arg);
+	request_track(ctx, ch, done, arg, OP_WAIT);
 	return 0;
 }
 
@@ -129,7 +134,73 @@ amrma_am_request_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handl
 		m = frame_alloc_chain(ctx, ch, &f, args, payload);
 		if (m != NULL) {
 			chan_queue(ctx, ch, m, false);
-			request_track(ctx, ch, done, arg);
+			request_track(ctx, ch, done, arg, OP_WAIT);
+			return 0;
+		}
+		ret = -ENOBUFS;
+	}
+	rte_pktmbuf_free(payload);
+	return ret;
+}
+
+/*
+ * A one-way message travels alone at the head of a frame of its own (later messages may
+ * join it), so its slot names exactly one operation, completed when the frame is acked.
+ */
+static void
+send_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool open,
+	   amrma_am_done_t done, void *arg)
+{
+	uint32_t seq = ch->snd_nxt;
+	uint32_t idx = request_track(ctx, ch, done, arg, OP_SENT);
+
+	ch->slot[seq & (CH_SLOTS - 1)].send_op = 0;
+	chan_queue(ctx, ch, m, open);	/* cannot fail: room was checked */
+	ch->slot[seq & (CH_SLOTS - 1)].send_op = idx + 1;
+}
+
+int
+amrma_am_send(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+	      const uint64_t *args, unsigned int nargs, const void *payload, uint16_t len,
+	      amrma_am_done_t done, void *arg)
+{
+	struct amrma_wire_fields f;
+	struct channel *ch;
+	struct rte_mbuf *m;
+	int ret;
+
+	if (len != 0 && payload == NULL)
+		return -EINVAL;
+	ret = request_check(ctx, dst, handler, nargs, len, done, &ch);
+	if (ret != 0)
+		return ret;
+	msg_fields(ctx, ch, AMRMA_WIRE_SEND, handler, nargs, len, 0, request_token(ctx), &f);
+	m = frame_alloc(ctx, ch, &f, args, payload);
+	if (m == NULL)
+		return -ENOBUFS;
+	send_queue(ctx, ch, m, true, done, arg);
+	return 0;
+}
+
+int
+amrma_am_send_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		   const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
+		   amrma_am_done_t done, void *arg)
+{
+	struct amrma_wire_fields f;
+	struct channel *ch;
+	struct rte_mbuf *m;
+	int ret;
+
+	if (payload == NULL)
+		return -EINVAL;
+	ret = request_check(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), done, &ch);
+	if (ret == 0) {
+		msg_fields(ctx, ch, AMRMA_WIRE_SEND, handler, nargs,
+			   rte_pktmbuf_pkt_len(payload), 0, request_token(ctx), &f);
+		m = frame_alloc_chain(ctx, ch, &f, args, payload);
+		if (m != NULL) {
+			send_queue(ctx, ch, m, false, done, arg);
 			return 0;
 		}
 		ret = -ENOBUFS;
@@ -198,8 +269,15 @@ op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status)
 	uint32_t i;
 
 	for (i = 0; i < ctx->max_ops && ch->ops != 0; i++)
-		if (ctx->ops[i].state == OP_WAIT && ctx->ops[i].ch == ch)
+		if (ctx->ops[i].state != OP_FREE && ctx->ops[i].ch == ch)
 			op_complete(ctx, i, status);
+}
+
+void
+op_sent_acked(struct amrma_ctx *ctx, uint32_t idx)
+{
+	if (ctx->ops[idx].state == OP_SENT)
+		op_complete(ctx, idx, 0);
 }
 
 /*
@@ -265,6 +343,27 @@ on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	}
 	ctx->in_handler = IN_NONE;
 	ctx->tok = 0;
+	return ret == AMRMA_AM_KEEP_MBUF;
+}
+
+/* A one-way message: its handler runs, no reply is allowed or sent. */
+static bool
+on_send(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
+	bool linear)
+{
+	const struct handler_ent *h = &ctx->node->handlers[v->handler];
+	struct amrma_am_msg msg;
+	int ret;
+
+	if (h->fn == NULL) {
+		ctx->st.unknown_handler++;
+		return false;
+	}
+	fill_msg(ctx, m, v, linear, &msg);
+	ctx->st.sends_handled++;
+	ctx->in_handler = IN_SEND;
+	ret = h->fn(ctx, 0, &msg, h->arg);
+	ctx->in_handler = IN_NONE;
 	return ret == AMRMA_AM_KEEP_MBUF;
 }
 
@@ -355,6 +454,8 @@ dispatch(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 {
 	if (v->type == AMRMA_WIRE_REQUEST)
 		return on_request(ctx, ch, m, v, linear);
+	if (unlikely(v->type == AMRMA_WIRE_SEND))
+		return on_send(ctx, m, v, linear);
 	return on_reply(ctx, ch, m, v, linear);
 }
 

@@ -34,6 +34,7 @@ struct txslot {
 	uint64_t sent_tsc;
 	uint32_t tries;		/* transmissions; RTT is sampled only when 1 (Karn) */
 	uint16_t inl_len;	/* sent and kept in the inline store, this many bytes */
+	uint32_t send_op;	/* a one-way message's operation + 1, completed by the ack */
 };
 
 /* The slot holds a frame not yet acknowledged. */
@@ -78,7 +79,8 @@ struct channel {
 	uint8_t inl[TX_INLINE_SLOTS][TX_INLINE_MAX] __rte_cache_aligned;
 };
 
-enum op_state { OP_FREE = 0, OP_WAIT };
+/* OP_WAIT: a request waiting for its reply; OP_SENT: a one-way message for its ack */
+enum op_state { OP_FREE = 0, OP_WAIT, OP_SENT };
 
 struct op {
 	amrma_am_done_t done;
@@ -88,7 +90,7 @@ struct op {
 	uint8_t state;
 };
 
-enum in_handler { IN_NONE = 0, IN_REQUEST, IN_REPLY };
+enum in_handler { IN_NONE = 0, IN_REQUEST, IN_REPLY, IN_SEND };
 
 struct amrma_ctx {
 	struct amrma_node *node;
@@ -223,6 +225,8 @@ ctx_tx_flush(struct amrma_ctx *ctx)
 
 /* am.c: operations */
 void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);
+/* A one-way message's frame was acknowledged: its operation completes. */
+void op_sent_acked(struct amrma_ctx *ctx, uint32_t idx);
 /* true: the caller frees m (not kept by a handler, not handed to another context) */
 bool am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redirected);
 

@@ -183,6 +183,25 @@ int amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handle
 		     uint16_t len, amrma_am_done_t done, void *arg);
 
 /**
+ * Send a one-way message: the handler runs at the destination exactly once, like a
+ * request's, but nothing is replied (amrma_am_reply() there fails with -EPERM and is
+ * counted as a rule violation). done(ctx, arg, status) runs exactly once: with 0 when the
+ * frame carrying the message is acknowledged, which the peer does only after receiving it
+ * (its handler runs in that poll); with an error when the channel fails or resets first.
+ * Same rules and errors as amrma_am_request(). For protocols whose completion is a
+ * message of their own (RMA puts: one completion per operation instead of a reply per
+ * packet).
+ */
+int amrma_am_send(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		  const uint64_t *args, unsigned int nargs, const void *payload, uint16_t len,
+		  amrma_am_done_t done, void *arg);
+
+/** amrma_am_send() with an mbuf payload, as amrma_am_request_mbuf(). */
+int amrma_am_send_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		       const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
+		       amrma_am_done_t done, void *arg);
+
+/**
  * Like amrma_am_request() but the payload is an mbuf segment (chain) that the frame
  * references instead of copying: typically a segment attached to the caller's memory with
  * rte_pktmbuf_attach_extbuf() (zero-copy TX). The core owns payload from the call on, also
@@ -258,6 +277,7 @@ struct amrma_am_stats {
 	uint64_t stale_epoch;		/**< frames of or for an older incarnation */
 	uint64_t tx_coalesced;		/**< messages sent in another message's frame */
 	uint64_t rx_coalesced;		/**< messages received in another message's frame */
+	uint64_t sends_handled;		/**< one-way messages whose handler ran */
 };
 
 /** Copy ctx's counters into out. */

@@ -162,6 +162,7 @@ chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool o
 	s->sent_tsc = 0;
 	s->tries = 0;
 	s->inl_len = 0;
+	s->send_op = 0;
 	if (ch->snd_una == ch->snd_nxt)
 		ch->retries = 0;	/* the timer starts from this frame */
 	ch->snd_nxt++;
@@ -227,8 +228,9 @@ void
 chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sack,
 	    uint64_t now)
 {
+	uint32_t sent_ops[CH_SLOTS];	/* one-way messages acknowledged now */
+	unsigned int i, nb_sent = 0;
 	bool progress = false;
-	unsigned int i;
 
 	/* acking what we never sent is hostile or corrupt: ignore it */
 	if (seq_diff(ack, ch->snd_sent) > 0) {
@@ -249,10 +251,15 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 
 		/* one bulk free per burst of acknowledged frames */
 		for (; ch->snd_una != ack && n < RTE_DIM(done); ch->snd_una++) {
-			struct rte_mbuf *m = slot_take(ch, &ch->slot[ch->snd_una & (CH_SLOTS - 1)]);
+			struct txslot *s = &ch->slot[ch->snd_una & (CH_SLOTS - 1)];
+			struct rte_mbuf *m = slot_take(ch, s);
 
 			if (m != NULL)
 				done[n++] = m;
+			if (s->send_op != 0) {
+				sent_ops[nb_sent++] = s->send_op - 1;
+				s->send_op = 0;
+			}
 		}
 		if (n != 0)
 			rte_pktmbuf_free_bulk(done, n);
@@ -279,6 +286,10 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 			if (slot_held(s)) {
 				slot_release(ch, s);
 				progress = true;
+				if (s->send_op != 0) {
+					sent_ops[nb_sent++] = s->send_op - 1;
+					s->send_op = 0;
+				}
 			}
 		}
 	}
@@ -293,6 +304,9 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 		}
 		chan_push(ctx, ch);
 	}
+	/* last: their callbacks may queue frames on this channel */
+	for (i = 0; i < nb_sent; i++)
+		op_sent_acked(ctx, sent_ops[i]);
 }
 
 void
@@ -385,8 +399,10 @@ chan_drop(struct amrma_ctx *ctx, struct channel *ch, int status)
 	uint32_t seq;
 
 	ch->open = NULL;
-	for (seq = ch->snd_una; seq != ch->snd_nxt; seq++)
+	for (seq = ch->snd_una; seq != ch->snd_nxt; seq++) {
 		slot_release(ch, &ch->slot[seq & (CH_SLOTS - 1)]);
+		ch->slot[seq & (CH_SLOTS - 1)].send_op = 0;	/* failed below, not acked */
+	}
 	ch->snd_una = ch->snd_sent = ch->snd_nxt;
 	op_fail_channel(ctx, ch, status);
 }

@@ -237,6 +237,6 @@ amrma_am_stats_foreach(const struct amrma_am_stats *s,
 	F(requests_handled); F(replies_handled); F(auto_replies); F(rule_violations);
 	F(retransmits); F(fast_retransmits); F(timeouts); F(acks_sent); F(tx_drops); F(ops_completed);
 	F(ops_failed); F(peers_dead); F(peer_restarts); F(stale_epoch);
-	F(tx_coalesced); F(rx_coalesced);
+	F(tx_coalesced); F(rx_coalesced); F(sends_handled);
 #undef F
 }

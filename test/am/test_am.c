@@ -18,7 +18,7 @@
 #include "am_priv.h"	/* TX_INLINE_SLOTS */
 #include "harness.h"
 
-enum { H_ECHO = 1, H_ECHO_REPLY, H_RULES, H_RULES_REPLY, H_FAIL, H_COUNT, H_NOTHING };
+enum { H_ECHO = 1, H_ECHO_REPLY, H_RULES, H_RULES_REPLY, H_FAIL, H_COUNT, H_NOTHING, H_SINK };
 
 /* --- a request/reply workload that checks exactly-once delivery and payload integrity --- */
 
@@ -447,6 +447,116 @@ test_coalesce(void **state)
 			 s1.rx_rejected[AMRMA_WIRE_ERR_TRUNCATED], 0);
 }
 
+/* one-way sink: args = {id, crc}; counts runs per id, and tries the forbidden reply */
+static int sink_reply_ret;
+
+static int
+sink_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	     void *arg)
+{
+	uint32_t id = (uint32_t)msg->args[0];
+
+	RTE_SET_USED(arg);
+	if (id < MAX_IDS)
+		L.handled[id]++;
+	if (msg->args[1] != rte_hash_crc(msg->payload, msg->len, id))
+		L.bad_data++;
+	sink_reply_ret = amrma_am_reply(ctx, tok, H_ECHO_REPLY, NULL, 0, NULL, 0, 0);
+	return 0;
+}
+
+/*
+ * One-way messages (amrma_am_send): under drops, duplicates, reordering and corruption
+ * each handler runs exactly once, each done callback once with 0 (the frame was acked),
+ * nothing is replied (a reply from the handler is refused), mbuf payloads included; to a
+ * peer that stops answering they fail with -ETIMEDOUT.
+ */
+static void
+test_send(void **state)
+{
+	struct amrma_am_stats s0, s1;
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	struct target t = { .n = 400 };
+	struct amrma_node_conf c;
+	struct harness h;
+	uint64_t args[2];
+	uint8_t buf[300];
+	uint32_t i;
+	int ret;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
+	register_all(&h);
+	amrma_am_register(h.n[1].node, H_SINK, sink_handler, NULL);
+	h_faults(&h, 0, 5, 3, 5, 2, 0x5e4d);
+	h_faults(&h, 1, 5, 3, 5, 2, 0x5e4e);
+	memset(&L, 0, sizeof(L));
+	sink_reply_ret = 0;
+	for (i = 0; i < t.n; i++) {
+		uint16_t len = (uint16_t)(i % 3 == 0 ? 0 : 1 + i % sizeof(buf));
+
+		args[0] = i;
+		args[1] = fill(buf, i, len);
+		do {
+			if (i % 2 == 0) {
+				ret = amrma_am_send(h_ctx(&h, 0, 0), ep, H_SINK, args, 2, buf, len,
+						    load_done, NULL);
+			} else {
+				struct rte_mbuf *m = rte_pktmbuf_alloc(h.pool);
+
+				assert_non_null(m);
+				memcpy(rte_pktmbuf_append(m, len), buf, len);
+				ret = amrma_am_send_mbuf(h_ctx(&h, 0, 0), ep, H_SINK, args, 2, m,
+							 load_done, NULL);
+			}
+			if (ret == -EAGAIN)
+				h_step(&h);
+		} while (ret == -EAGAIN);
+		assert_int_equal(ret, 0);
+	}
+	assert_true(h_run_until(&h, all_done, &t, 30000));
+	if (L.done_ok != t.n)
+		fail_msg("%u sends: %u ok, %u failed (last %d)", t.n, L.done_ok, L.done_err,
+			 L.last_err);
+	assert_int_equal(L.bad_data, 0);
+	for (i = 0; i < t.n; i++)
+		if (L.handled[i] != 1)
+			fail_msg("send %u handled %u times", i, L.handled[i]);
+	assert_int_equal(sink_reply_ret, -EPERM);
+	amrma_node_stats_get(h.n[0].node, &s0);
+	amrma_node_stats_get(h.n[1].node, &s1);
+	assert_int_equal(s1.sends_handled, t.n);
+	assert_int_equal(s1.requests_handled + s1.auto_replies + s0.replies_handled, 0);
+	assert_int_equal(s1.rule_violations, t.n);
+	assert_true(s0.retransmits + s1.retransmits > 0);
+	for (i = 0; i < 2; i++)
+		h.n[i].fault.drop_pct = h.n[i].fault.dup_pct = h.n[i].fault.reorder_pct =
+			h.n[i].fault.corrupt_pct = 0;
+	quiesce_and_destroy(&h);
+
+	/* a peer that stops answering: the sends fail, nothing stays held */
+	h_conf(&c);
+	c.rto_us = 500;
+	c.rto_max_us = 2000;
+	c.max_retries = 5;
+	assert_int_equal(h_create(&h, 2, 1, &c), 0);
+	amrma_am_register(h.n[1].node, H_SINK, sink_handler, NULL);
+	memset(&L, 0, sizeof(L));
+	h.n[1].frozen = true;
+	t.n = 5;
+	for (i = 0; i < t.n; i++) {
+		args[0] = i;
+		args[1] = fill(buf, i, 0);
+		assert_int_equal(amrma_am_send(h_ctx(&h, 0, 0), ep, H_SINK, args, 2, NULL, 0,
+					       load_done, NULL), 0);
+	}
+	assert_true(h_run_until(&h, all_done, &t, 2000));
+	assert_int_equal(L.done_err, t.n);
+	assert_int_equal(L.last_err, -ETIMEDOUT);
+	h.n[1].frozen = false;
+	quiesce_and_destroy(&h);
+}
+
 static void
 test_dead_peer(void **state)
 {
@@ -834,6 +944,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_nodes),
+		cmocka_unit_test(test_send),
 		cmocka_unit_test(test_csum_modes),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_backpressure),

@@ -191,7 +191,7 @@ test_each_rejection(void **state)
 	REJECT(AMRMA_WIRE_ERR_BAD_VERSION, mutate(42, 1, 2, false, true));
 	REJECT(AMRMA_WIRE_ERR_BAD_VERSION, mutate(42, 1, 0, false, true));
 	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 0, false, true));
-	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 4, false, true));
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 5, false, true));
 	REJECT(AMRMA_WIRE_ERR_BAD_FLAGS, mutate(44, 1, 0x81, false, true));
 	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate(45, 1, 9, false, true));
 	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate(45, 1, 255, false, true));
@@ -273,7 +273,7 @@ test_trusted_link(void **state)
 	REJECT(AMRMA_WIRE_ERR_BAD_UDP_LEN, mutate(38, 2, 100, false, false));
 	REJECT(AMRMA_WIRE_ERR_BAD_PORT, mutate(36, 2, 7004, false, false));
 	REJECT(AMRMA_WIRE_ERR_BAD_VERSION, mutate(42, 1, 2, false, false));
-	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 4, false, false));
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate(43, 1, 5, false, false));
 	REJECT(AMRMA_WIRE_ERR_BAD_FLAGS, mutate(44, 1, 0x81, false, false));
 	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate(45, 1, 9, false, false));
 	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate(70, 2, 0xffff, false, false));

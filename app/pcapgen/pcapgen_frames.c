@@ -53,7 +53,7 @@ enum bad_id {
 	BAD_DPORT_HIGH, BAD_DPORT_LOW, BAD_SPORT_HIGH,
 	BAD_UDP_CSUM,
 	BAD_VERSION_0, BAD_VERSION_2,
-	BAD_TYPE_0, BAD_TYPE_4,
+	BAD_TYPE_0, BAD_TYPE_5,
 	BAD_FLAGS_BIT2, BAD_FLAGS_BIT7, BAD_MORE_EMPTY, BAD_MORE_ON_ACK,
 	BAD_NARGS_9, BAD_NARGS_255,
 	BAD_LEN_MISMATCH, BAD_LEN_PAYLOAD_MAX, BAD_LEN_ACK_ARGS,
@@ -89,7 +89,7 @@ static const struct {
 	[BAD_VERSION_0] = { AMRMA_WIRE_ERR_BAD_VERSION, "version_0" },
 	[BAD_VERSION_2] = { AMRMA_WIRE_ERR_BAD_VERSION, "version_2" },
 	[BAD_TYPE_0] = { AMRMA_WIRE_ERR_BAD_TYPE, "type_0" },
-	[BAD_TYPE_4] = { AMRMA_WIRE_ERR_BAD_TYPE, "type_4" },
+	[BAD_TYPE_5] = { AMRMA_WIRE_ERR_BAD_TYPE, "type_5" },
 	[BAD_FLAGS_BIT2] = { AMRMA_WIRE_ERR_BAD_FLAGS, "flag_bit2" },
 	[BAD_MORE_EMPTY] = { AMRMA_WIRE_ERR_BAD_LENGTH, "more_without_messages" },
 	[BAD_MORE_ON_ACK] = { AMRMA_WIRE_ERR_BAD_FLAGS, "more_on_ack" },
@@ -306,8 +306,8 @@ break_amrma(struct pcapgen_state *st, struct pcapgen_frame *fr, unsigned int v)
 	case BAD_TYPE_0:
 		h->type = 0;
 		break;
-	case BAD_TYPE_4:
-		h->type = AMRMA_WIRE_ACK + 1;
+	case BAD_TYPE_5:
+		h->type = AMRMA_WIRE_SEND + 1;
 		break;
 	case BAD_FLAGS_BIT2:
 		h->flags |= 0x04;	/* the lowest flag bit without a meaning */

@@ -17,7 +17,7 @@ local MAX_BUNDLE = 64
 
 local amrma = Proto("amrma", "amrma Active Messages")
 
-local type_names = { [1] = "REQUEST", [2] = "REPLY", [3] = "ACK" }
+local type_names = { [1] = "REQUEST", [2] = "REPLY", [3] = "ACK", [4] = "SEND" }
 
 local f = amrma.fields
 f.version = ProtoField.uint8("amrma.version", "Version", base.DEC)
@@ -181,8 +181,8 @@ function amrma.dissector(tvb, pinfo, tree)
 	if handler == NO_HANDLER then
 		hi:append_text(" (no handler)")
 	end
-	-- REQUEST needs a real handler, ACK must have none, REPLY may have either
-	if (handler == NO_HANDLER and ftype == 1) or
+	-- REQUEST and SEND need a real handler, ACK must have none, REPLY may have either
+	if (handler == NO_HANDLER and (ftype == 1 or ftype == 4)) or
 	    (handler ~= NO_HANDLER and (handler >= 256 or ftype == 3)) then
 		hi:add_proto_expert_info(ex_handler)
 	end

@@ -231,6 +231,16 @@ test_ack_and_reply_rules(void **state)
 	f.nargs = 1;		/* and carries nothing */
 	n = amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true);
 	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_ERR_BAD_LENGTH);
+	/* a one-way SEND needs a handler, like a request */
+	f.type = AMRMA_WIRE_SEND;
+	n = amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true);
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_ERR_BAD_HANDLER);
+	f.handler = 3;
+	n = amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true);
+	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_OK);
+	assert_int_equal(v.type, AMRMA_WIRE_SEND);
+	assert_int_equal(v.nb_req, 0);	/* nothing to reply: needs no reply room */
+	f.handler = AMRMA_WIRE_NO_HANDLER;
 	/* a reply may have no handler */
 	f.type = AMRMA_WIRE_REPLY;
 	n = amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true);
@@ -521,6 +531,8 @@ test_coalesced_rejections(void **state)
 
 	(void)state;
 	assert_int_equal(mutate_coalesced(s, AMRMA_WIRE_REQUEST, 0), AMRMA_WIRE_OK);
+	assert_int_equal(mutate_coalesced(s, AMRMA_WIRE_SEND, 0), AMRMA_WIRE_OK);
+	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate_coalesced(s, AMRMA_WIRE_SEND + 1, 0));
 	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate_coalesced(s, AMRMA_WIRE_ACK, 0));
 	REJECT(AMRMA_WIRE_ERR_BAD_TYPE, mutate_coalesced(s, 0, 0));
 	REJECT(AMRMA_WIRE_ERR_TOO_MANY_ARGS, mutate_coalesced(s + 1, 9, 0));

@@ -58,7 +58,9 @@ enum {
 	AMRMA_RMA_H_DT_GET,			/**< noncontiguous get packet request */
 	AMRMA_RMA_H_DT_REPLY,			/**< its data */
 	AMRMA_RMA_H_DT_SETUP_REPLY,		/**< the slot holding the verified program */
-	AMRMA_RMA_H_LAST = AMRMA_RMA_H_DT_SETUP_REPLY,
+	AMRMA_RMA_H_PUT1,			/**< pipelined put chunk, one-way */
+	AMRMA_RMA_H_PUT_DONE,			/**< its operation's one completion */
+	AMRMA_RMA_H_LAST = AMRMA_RMA_H_PUT_DONE,
 };
 
 /** Engine configuration; start from amrma_rma_conf_defaults(). */
@@ -72,7 +74,11 @@ struct amrma_rma_conf {
 	bool zero_copy;			/**< attach put payloads in EAL memory instead of copying */
 	uint32_t progress_ctx;		/**< context the progress engine sends from */
 	uint32_t rndv_timeout_ms;	/**< a rendezvous waiting this long without progress
-					 *   (no CTS, no data) fails with -ETIMEDOUT */
+					 *   (no CTS, no data) fails with -ETIMEDOUT; so does a
+					 *   pipelined put waiting for its completion */
+	uint32_t completion_slots;	/**< target: pipelined puts counted at once per
+					 *   context (power of two); one beyond completes
+					 *   with -ENOSPC */
 };
 
 void amrma_rma_conf_defaults(struct amrma_rma_conf *conf);
@@ -213,6 +219,9 @@ struct amrma_rma_stats {
 	uint64_t rndv_timeouts;		/**< rendezvous waits that expired (either side) */
 	uint64_t dt_ops;		/**< noncontiguous operations started */
 	uint64_t dt_rejected;		/**< target: programs refused by the verifier */
+	uint64_t completions_sent;	/**< target: pipelined put completions (one per op) */
+	uint64_t completion_full;	/**< target: puts not counted, completed -ENOSPC */
+	uint64_t completion_drops;	/**< target: completions not sent (queue, peer) */
 };
 
 void amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out);

@@ -48,6 +48,7 @@ amrma_rma_conf_defaults(struct amrma_rma_conf *c)
 	c->zero_copy = true;
 	c->progress_ctx = 0;
 	c->rndv_timeout_ms = 10000;
+	c->completion_slots = 1024;
 }
 
 struct rma_op *
@@ -152,7 +153,7 @@ op_complete(struct rma_ctx *rc, struct rma_op *op)
 }
 
 /* Replies are in; a zero-copy source may still be referenced by a frame in flight. */
-static void
+void
 op_finish(struct rma_ctx *rc, struct rma_op *op)
 {
 	if (op->zero_copy &&
@@ -193,6 +194,13 @@ op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status
 		op->status = status;
 	if ((op->flags & AMRMA_RMA_F_PER_PACKET) && op->cb != NULL && op->kind != OP_TSEND)
 		op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_PACKET, status);
+	if (op->want_done) {
+		/* an acknowledged chunk is progress: the completion is due within the
+		 * timeout from the last one */
+		op->deadline = amrma_ctx_now(rc->ctx) + rndv_timeout_tsc(rc->rma);
+		if (!op->done_in && op->status == 0)
+			return;		/* PUT_DONE finishes it */
+	}
 	if (op->in_flight == 0 && (op->state == OP_DRAINING ||
 				   (op->state == OP_ISSUING && op->status != 0))) {
 		if (op->state == OP_ISSUING)
@@ -322,14 +330,16 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 		break;
 	case OP_PUT:
 	case OP_TSEND: {
-		/* rendezvous puts and tagged sends carry the tag, not the region */
+		/* rendezvous puts and tagged sends carry the tag, not the region; pipelined
+		 * puts with one completion go one-way and name their operation */
 		bool tagged = op->kind == OP_TSEND || op->proto == AMRMA_RMA_F_RENDEZVOUS;
-		uint16_t h = tagged ? AMRMA_RMA_H_TDATA : AMRMA_RMA_H_PUT;
+		uint16_t h = tagged ? AMRMA_RMA_H_TDATA :
+			     op->want_done ? AMRMA_RMA_H_PUT1 : AMRMA_RMA_H_PUT;
 
 		args[0] = tagged ? op->tag : op->key;
 		args[1] = tagged ? off : op->offset + off;
 		args[2] = op->len;
-		args[3] = op->rid;
+		args[3] = op->want_done ? op_handle(rc, op) : op->rid;
 		rte_iova_t iova = op->zero_copy && len != 0 ?
 				  chunk_iova(rc, op, op->buf + off, len) : RTE_BAD_IOVA;
 
@@ -338,10 +348,16 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 
 			if (m == NULL)
 				return -EAGAIN;
-			ret = amrma_am_request_mbuf(ctx, op->dst, h, args, 4, m, chunk_done,
-						    ARG(rc, op, chunk));
+			ret = op->want_done ?
+				amrma_am_send_mbuf(ctx, op->dst, h, args, 4, m, chunk_done,
+						   ARG(rc, op, chunk)) :
+				amrma_am_request_mbuf(ctx, op->dst, h, args, 4, m, chunk_done,
+						      ARG(rc, op, chunk));
 			if (ret == 0)
 				rc->st.zero_copy_chunks++;
+		} else if (op->want_done) {
+			ret = amrma_am_send(ctx, op->dst, h, args, 4, op->buf + off, (uint16_t)len,
+					    chunk_done, ARG(rc, op, chunk));
 		} else {
 			ret = amrma_am_request(ctx, op->dst, h, args, 4, op->buf + off,
 					       (uint16_t)len, chunk_done, ARG(rc, op, chunk));
@@ -393,7 +409,7 @@ op_issue(struct rma_ctx *rc, struct rma_op *op)
 			op->local_reported = true;
 			op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_LOCAL, 0);
 		}
-		if (op->in_flight == 0)
+		if (op->in_flight == 0 && (!op->want_done || op->done_in))
 			op_finish(rc, op);
 	}
 	return sent;
@@ -409,6 +425,8 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->active, next, tmp)
 		work += op_issue(rc, op);
+	if (rc->nb_done != 0)
+		work += completion_flush(rc);
 	if (rc->nb_rx_done != 0)
 		work += rndv_finish_rx(rc);
 	{
@@ -419,6 +437,7 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 			rc->next_scan = now + rte_get_tsc_hz() / 100;
 			work += rndv_expire(rc, now);
 			work += dt_expire(rc, now);
+			work += completion_expire(rc, now);
 		}
 	}
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->finishing, next, tmp) {
@@ -461,6 +480,11 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	op->proto = (uint8_t)proto;
 	op->zero_copy = kind == OP_PUT && c->zero_copy && proto != AMRMA_RMA_F_SHORT &&
 			!(flags & AMRMA_RMA_F_COPY);
+	/* one completion per pipelined put, unless each packet is to be reported */
+	op->want_done = kind == OP_PUT && proto == AMRMA_RMA_F_PIPELINED &&
+			!(flags & AMRMA_RMA_F_PER_PACKET);
+	if (op->want_done)
+		op->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rc->rma);
 	if (op->zero_copy)
 		op_zero_copy_init(op);
 	if (req != NULL)
@@ -589,24 +613,19 @@ amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out)
 
 /* ---- target side ---- */
 
-static int
-put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	    void *arg)
+int
+rma_place_put(struct rma_ctx *rc, struct amrma_rma *rma, uint64_t key, uint64_t off,
+	      const struct amrma_am_msg *msg)
 {
-	struct amrma_rma *rma = arg;
-	struct rma_ctx *rc = rc_of(ctx);
 	struct amrma_region *ref;
 	void *dst;
 	int ret;
 
-	RTE_SET_USED(tok);
-	if (msg->nargs < 2)
-		return -EPROTO;
-	ret = amrma_region_check(rma->regions, msg->args[0], msg->args[1], msg->len,
-				 AMRMA_REGION_WRITE, &dst, &ref);
+	ret = amrma_region_check(rma->regions, key, off, msg->len, AMRMA_REGION_WRITE, &dst,
+				 &ref);
 	if (ret != 0) {
 		rc->st.access_errors++;
-		return ret;	/* the automatic reply carries it to the initiator */
+		return ret;
 	}
 	if (msg->len != 0)
 		ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
@@ -614,6 +633,17 @@ put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	if (ret == 0)
 		rc->st.served_put_bytes += msg->len;
 	return ret;
+}
+
+static int
+put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	RTE_SET_USED(tok);
+	if (msg->nargs < 2)
+		return -EPROTO;
+	/* an error goes back in the automatic reply */
+	return rma_place_put(rc_of(ctx), arg, msg->args[0], msg->args[1], msg);
 }
 
 static int
@@ -710,7 +740,8 @@ rc_init(struct amrma_rma *rma, struct rma_ctx *rc, struct amrma_ctx *ctx, int so
 				     RTE_CACHE_LINE_SIZE, socket);
 	rc->free = rte_malloc_socket(NULL, sizeof(*rc->free) * rma->conf.max_ops, 0, socket);
 	rc->tags = amrma_tag_engine_create(&tc);
-	if (rc->ops == NULL || rc->free == NULL || rc->tags == NULL)
+	if (rc->ops == NULL || rc->free == NULL || rc->tags == NULL ||
+	    completion_init(rc, rma->conf.completion_slots, socket) != 0)
 		return -ENOMEM;
 	for (k = 0; k < rma->conf.max_ops; k++)
 		rc->free[k] = rma->conf.max_ops - 1 - k;
@@ -742,7 +773,7 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 		c = *conf;
 	if (node == NULL || out == NULL || c.max_ops == 0 || c.max_ops > 65535 ||
 	    c.pipeline_depth == 0 || c.progress_ctx >= amrma_node_nb_ctx(node) ||
-	    !rte_is_power_of_2(c.queue_size))
+	    !rte_is_power_of_2(c.queue_size) || !rte_is_power_of_2(c.completion_slots))
 		return -EINVAL;
 	for (i = 0; i < amrma_node_nb_ctx(node); i++)
 		if (amrma_ctx_priv(amrma_node_ctx(node, i)) != NULL)
@@ -784,6 +815,7 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 	amrma_am_register(node, AMRMA_RMA_H_GET_REPLY, get_reply_handler, rma);
 	rndv_register(node, rma);
 	dt_register(node, rma);
+	completion_register(node, rma);
 	*out = rma;
 	return 0;
 fail:
@@ -826,6 +858,7 @@ amrma_rma_destroy(struct amrma_rma *rma)
 			if (rc->rx[k].used && rc->rx[k].ref != NULL)
 				amrma_region_put(rma->regions, rc->rx[k].ref);
 		dt_cleanup(rma, rc);
+		completion_cleanup(rc);
 		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
 			dt_op_release(&rc->ops[k]);
 		amrma_tag_engine_free(rc->tags);

@@ -36,6 +36,8 @@ struct rma_op {
 	uint8_t state;
 	uint8_t proto;			/* AMRMA_RMA_F_SHORT/PIPELINED/RENDEZVOUS */
 	bool zero_copy;
+	bool want_done;			/* pipelined put: one completion message (PUT_DONE) */
+	bool done_in;			/* ... and it arrived */
 	bool user_holds;		/* a handle was returned: test/wait releases */
 	bool local_reported;
 	uint16_t gen;
@@ -123,7 +125,31 @@ struct rma_ctx {
 	struct rma_rx rx[RMA_MAX_RX];
 	struct rma_dt dt[RMA_MAX_DT];
 	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* gathered get data */
+	struct put_track *track;	/* completion.c: completion_slots entries */
+	struct put_done *done;		/* ring of as many */
+	uint32_t track_size;
+	uint32_t nb_track;
+	uint32_t done_head;
+	uint32_t nb_done;
 	struct amrma_rma_stats st;
+};
+
+/* target: the bytes of a pipelined put still to come (completion.c) */
+struct put_track {
+	struct amrma_ep src;		/* the initiator's context */
+	uint64_t handle;		/* its operation */
+	uint64_t total;
+	uint64_t left;
+	uint64_t deadline;		/* TSC: dropped if no chunk comes by then */
+	int status;			/* first error */
+	bool used;
+};
+
+/* target: a completion waiting to be sent */
+struct put_done {
+	struct amrma_ep to;
+	uint64_t handle;
+	int status;
 };
 
 /* RMA queue entries: what handlers hand to the progress engine. */
@@ -177,7 +203,11 @@ struct rma_op *op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct a
 void op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status);
 int op_issue(struct rma_ctx *rc, struct rma_op *op);
 void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);
+void op_finish(struct rma_ctx *rc, struct rma_op *op);
 void op_zero_copy_init(struct rma_op *op);
+/* target: validate a put chunk of msg at (key, off) and copy it; 0 or the error */
+int rma_place_put(struct rma_ctx *rc, struct amrma_rma *rma, uint64_t key, uint64_t off,
+		  const struct amrma_am_msg *msg);
 
 static inline struct rma_ctx *
 rc_of(const struct amrma_ctx *ctx)
@@ -194,6 +224,13 @@ void dt_cleanup(struct amrma_rma *rma, struct rma_ctx *rc);
 void dt_op_release(struct rma_op *op);
 void chunk_done(struct amrma_ctx *ctx, void *arg, int status);
 void op_release(struct rma_ctx *rc, struct rma_op *op);
+
+/* completion.c */
+int completion_init(struct rma_ctx *rc, uint32_t size, int socket);
+void completion_cleanup(struct rma_ctx *rc);
+void completion_register(struct amrma_node *node, struct amrma_rma *rma);
+int completion_flush(struct rma_ctx *rc);
+int completion_expire(struct rma_ctx *rc, uint64_t now);
 
 /* rndv.c */
 void rndv_register(struct amrma_node *node, struct amrma_rma *rma);

@@ -379,6 +379,144 @@ test_deregister_in_flight(void **state)
 	free(mem);
 }
 
+static void
+step2(struct harness *h, struct amrma_rma **r)
+{
+	h_step(h);
+	amrma_rma_progress(r[0]);
+	amrma_rma_progress(r[1]);
+}
+
+/* put len bytes pipelined from src at off; returns its status */
+static int
+put2(struct harness *h, struct amrma_rma **r, uint64_t key, uint64_t off, uint64_t len,
+     uint32_t flags)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	amrma_rma_req_t req;
+	int status = 1;
+
+	assert_int_equal(amrma_rma_put(h_ctx(h, 0, 0), (struct amrma_ep){ .node = 1 }, key, off,
+		src, len, AMRMA_RMA_F_PIPELINED | flags, NULL, NULL, &req), 0);
+	while (amrma_rma_test(h_ctx(h, 0, 0), req, &status) == 0 &&
+	       rte_get_tsc_cycles() < end)
+		step2(h, r);
+	assert_true(status != 1);
+	return status;
+}
+
+struct c2 {
+	int status[2];
+	int done;
+};
+
+static void
+c2_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	int *slot = arg;
+
+	RTE_SET_USED(ctx);
+	if (ev == AMRMA_RMA_EV_DONE)
+		*slot = status;
+}
+
+/*
+ * A pipelined put completes with one message from the target (PUT_DONE) and no reply per
+ * packet; AMRMA_RMA_F_PER_PACKET keeps a reply per packet. The completion carries the
+ * first error. A target with no room to count a put fails it with -ENOSPC without placing
+ * a byte of it; an initiator whose completion never comes fails with -ETIMEDOUT.
+ */
+static void
+test_put_completion(void **state)
+{
+	const uint64_t len = 10 * (uint64_t)mtu + 5;	/* 11 packets */
+	struct amrma_am_stats a0, a1;
+	struct amrma_rma_stats s0, s1;
+	struct amrma_rma_conf rc;
+	struct amrma_region *reg;
+	struct amrma_rma *r2[2];
+	struct harness h2;
+	int st[2] = { 1, 1 };
+	uint64_t key, end, i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.completion_slots = 1;
+	rc.rndv_timeout_ms = 50;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	memset(target, 0, 4 << 20);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 4 << 20,
+		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+
+	/* one completion, no replies */
+	fill(src, len, 11);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+	amrma_ctx_stats_get(h_ctx(&h2, 1, 0), &a0);
+	assert_int_equal(put2(&h2, r2, key, 7, len, 0), 0);
+	assert_memory_equal(target + 7, src, len);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	amrma_ctx_stats_get(h_ctx(&h2, 1, 0), &a1);
+	assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
+	assert_int_equal(a1.sends_handled - a0.sends_handled, 11);
+	assert_int_equal(a1.auto_replies - a0.auto_replies, 0);
+
+	/* per packet on request: a reply each, no completion message */
+	fill(src, len, 12);
+	s0 = s1;
+	a0 = a1;
+	assert_int_equal(put2(&h2, r2, key, 7, len, AMRMA_RMA_F_PER_PACKET), 0);
+	assert_memory_equal(target + 7, src, len);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	amrma_ctx_stats_get(h_ctx(&h2, 1, 0), &a1);
+	assert_int_equal(s1.completions_sent - s0.completions_sent, 0);
+	assert_int_equal(a1.auto_replies - a0.auto_replies, 11);
+
+	/* a bad key: the one completion carries the error, nothing is placed */
+	memset(target, 0, 4 << 20);
+	s0 = s1;
+	assert_int_equal(put2(&h2, r2, key ^ 1, 0, len, 0), -ENOKEY);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
+	assert_int_equal(s1.access_errors - s0.access_errors, 11);
+	for (i = 0; i < len; i++)
+		if (target[i] != 0)
+			fail_msg("byte %" PRIu64 " of the target written by a refused put", i);
+
+	/* room to count one put: a second one meanwhile fails, placing nothing */
+	fill(src, 3 << 20, 13);
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+		src, 200 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[0], NULL), 0);
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		2 << 20, src, 8 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[1], NULL), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	while ((st[0] == 1 || st[1] == 1) && rte_get_tsc_cycles() < end)
+		step2(&h2, r2);
+	assert_int_equal(st[0], 0);
+	assert_int_equal(st[1], -ENOSPC);
+	assert_memory_equal(target, src, 200 * (uint64_t)mtu);
+	for (i = 0; i < 8 * (uint64_t)mtu; i++)
+		if (target[(2 << 20) + i] != 0)
+			fail_msg("byte %" PRIu64 " of an uncounted put was placed", i);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	assert_true(s1.completion_full >= 1);
+	/* the entries expire or free up: the next put goes through */
+	h_run_for(&h2, 100);
+	fill(src, len, 14);
+	assert_int_equal(put2(&h2, r2, key, 3, len, 0), 0);
+	assert_memory_equal(target + 3, src, len);
+
+	/* the completion never arrives (no handler for it): -ETIMEDOUT after the timeout */
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);
+	assert_int_equal(put2(&h2, r2, key, 0, len, 0), -ETIMEDOUT);
+
+	amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+}
+
 /* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
  * its size are refused (-EBUSY), then everything completes once progress resumes. */
 static void
@@ -589,6 +727,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_all_protocols),
 		cmocka_unit_test(test_zero_copy_and_events),
+		cmocka_unit_test(test_put_completion),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One completion message per pipelined put (seed 000: "one or many completion replies").
+ *
+ * The put's chunks travel as one-way AM messages (amrma_am_send): each is placed, nothing
+ * answers it. The target counts the bytes of the operation in a bounded table keyed by
+ * (initiator endpoint, operation handle); when the last byte is in, it sends one PUT_DONE
+ * carrying the first error, from the poll hook (handlers may not send). The initiator's
+ * chunks complete when their frames are acknowledged, which frees the window; the
+ * operation completes when every chunk is acknowledged and its PUT_DONE is in.
+ *
+ * A table entry that sees no chunk for rndv_timeout_ms (the initiator died) is dropped; an
+ * operation the table has no room for completes with -ENOSPC.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "rma_priv.h"
+
+#define TRACK_PROBE 8	/* entries an operation may occupy from its hash */
+
+static inline uint32_t
+track_hash(const struct rma_ctx *rc, struct amrma_ep src, uint64_t handle)
+{
+	uint64_t k = handle ^ ((uint64_t)src.node << 48) ^ ((uint64_t)src.ctx << 40);
+
+	k *= UINT64_C(0x9e3779b97f4a7c15);
+	return (uint32_t)(k >> 32) & (rc->track_size - 1);
+}
+
+/* The entry of (src, handle), created with total bytes to come; NULL when full. */
+static struct put_track *
+track_get(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, uint64_t total,
+	  uint64_t deadline)
+{
+	uint32_t h = track_hash(rc, src, handle), i;
+	struct put_track *t, *room = NULL;
+
+	for (i = 0; i < TRACK_PROBE; i++) {
+		t = &rc->track[(h + i) & (rc->track_size - 1)];
+		if (!t->used) {
+			if (room == NULL)
+				room = t;
+			continue;
+		}
+		if (t->handle == handle && t->src.node == src.node && t->src.ctx == src.ctx)
+			return t;
+	}
+	if (room == NULL)
+		return NULL;
+	room->used = true;
+	room->src = src;
+	room->handle = handle;
+	room->total = total;
+	room->left = total;
+	room->status = 0;
+	room->deadline = deadline;
+	rc->nb_track++;
+	return room;
+}
+
+static void
+track_free(struct rma_ctx *rc, struct put_track *t)
+{
+	t->used = false;
+	rc->nb_track--;
+}
+
+/* A completion for the poll hook to send; lost (and counted) only when the queue is full. */
+static void
+done_push(struct rma_ctx *rc, struct amrma_ep to, uint64_t handle, int status)
+{
+	struct put_done *d;
+
+	if (rc->nb_done == rc->track_size) {
+		rc->st.completion_drops++;
+		return;
+	}
+	d = &rc->done[(rc->done_head + rc->nb_done++) & (rc->track_size - 1)];
+	d->to = to;
+	d->handle = handle;
+	d->status = status;
+}
+
+/* target: one chunk of a pipelined put (one-way): place it, count it */
+static int
+put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	     void *arg)
+{
+	struct amrma_rma *rma = arg;
+	struct rma_ctx *rc = rc_of(ctx);
+	struct put_track *t;
+	int status;
+
+	RTE_SET_USED(tok);
+	if (msg->nargs < 4) {
+		rc->st.bad_replies++;	/* no operation to answer */
+		return 0;
+	}
+	t = track_get(rc, msg->src, msg->args[3], msg->args[2],
+		      amrma_ctx_now(ctx) + rndv_timeout_tsc(rma));
+	if (t == NULL) {
+		/* not counted, so not placed either: the operation fails as a whole */
+		rc->st.completion_full++;
+		done_push(rc, msg->src, msg->args[3], -ENOSPC);
+		return 0;
+	}
+	if (t->total != msg->args[2] || msg->len > t->left) {
+		/* chunks that do not add up to their operation: answer it now */
+		rc->st.bad_replies++;
+		done_push(rc, msg->src, t->handle, -EPROTO);
+		track_free(rc, t);
+		return 0;
+	}
+	status = rma_place_put(rc, rma, msg->args[0], msg->args[1], msg);
+	t->left -= msg->len;
+	if (status != 0 && t->status == 0)
+		t->status = status;
+	t->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rma);
+	if (t->left == 0) {
+		done_push(rc, msg->src, t->handle, t->status);
+		track_free(rc, t);
+	}
+	return 0;
+}
+
+static void
+done_sent(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(arg);
+	if (status != 0)
+		rc_of(ctx)->st.completion_drops++;	/* the initiator is gone */
+}
+
+int
+completion_flush(struct rma_ctx *rc)
+{
+	int n = 0;
+
+	while (rc->nb_done != 0) {
+		struct put_done *d = &rc->done[rc->done_head];
+		uint64_t args[2] = { d->handle, (uint64_t)(int64_t)d->status };
+		int ret = amrma_am_send(rc->ctx, d->to, AMRMA_RMA_H_PUT_DONE, args, 2, NULL, 0,
+					done_sent, NULL);
+
+		if (ret == -EAGAIN || ret == -ENOBUFS)
+			break;		/* next poll */
+		if (ret == 0)
+			rc->st.completions_sent++;
+		else
+			rc->st.completion_drops++;
+		rc->done_head = (rc->done_head + 1) & (rc->track_size - 1);
+		rc->nb_done--;
+		n++;
+	}
+	return n;
+}
+
+/* initiator: the one completion of a pipelined put */
+static int
+put_done_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+		 void *arg)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+	struct rma_op *op;
+	int status;
+
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	op = msg->nargs >= 2 ? op_from_handle(rc, msg->args[0]) : NULL;
+	if (op == NULL || op->kind != OP_PUT || !op->want_done || op->done_in ||
+	    op->dst.node != msg->src.node || op->dst.ctx != msg->src.ctx) {
+		rc->st.bad_replies++;
+		return 0;
+	}
+	status = (int)(int64_t)msg->args[1];
+	op->done_in = true;
+	if (status != 0)
+		op_fail(rc, op, status);	/* stops issuing; finishes when drained */
+	else if (op->in_flight == 0 && op->state == OP_DRAINING)
+		op_finish(rc, op);
+	return 0;
+}
+
+int
+completion_expire(struct rma_ctx *rc, uint64_t now)
+{
+	uint32_t i;
+	int n = 0;
+
+	/* target: operations whose initiator stopped sending */
+	for (i = 0; rc->nb_track != 0 && i < rc->track_size; i++) {
+		struct put_track *t = &rc->track[i];
+
+		if (t->used && now >= t->deadline) {
+			rc->st.rndv_timeouts++;
+			track_free(rc, t);
+			n++;
+		}
+	}
+	/* initiator: every chunk acknowledged, the completion never came */
+	for (i = 0; i < rc->rma->conf.max_ops; i++) {
+		struct rma_op *op = &rc->ops[i];
+
+		if (op->want_done && !op->done_in && op->state == OP_DRAINING &&
+		    op->in_flight == 0 && now >= op->deadline) {
+			rc->st.rndv_timeouts++;
+			op_fail(rc, op, -ETIMEDOUT);
+			n++;
+		}
+	}
+	return n;
+}
+
+int
+completion_init(struct rma_ctx *rc, uint32_t size, int socket)
+{
+	rc->track_size = size;
+	rc->track = rte_zmalloc_socket(NULL, sizeof(*rc->track) * size, RTE_CACHE_LINE_SIZE,
+				       socket);
+	rc->done = rte_zmalloc_socket(NULL, sizeof(*rc->done) * size, RTE_CACHE_LINE_SIZE,
+				      socket);
+	return rc->track != NULL && rc->done != NULL ? 0 : -ENOMEM;
+}
+
+void
+completion_cleanup(struct rma_ctx *rc)
+{
+	rte_free(rc->track);
+	rte_free(rc->done);
+	rc->track = NULL;
+	rc->done = NULL;
+}
+
+void
+completion_register(struct amrma_node *node, struct amrma_rma *rma)
+{
+	amrma_am_register(node, AMRMA_RMA_H_PUT1, put1_handler, rma);
+	amrma_am_register(node, AMRMA_RMA_H_PUT_DONE, put_done_handler, rma);
+}

@@ -140,6 +140,7 @@ tel_rma(const char *cmd, const char *params, struct rte_tel_data *d)
 	U(puts); U(gets); U(put_bytes); U(get_bytes); U(chunks); U(zero_copy_chunks);
 	U(rndv_ops); U(op_errors); U(served_put_bytes); U(served_get_bytes);
 	U(access_errors); U(bad_replies); U(queue_full); U(tag_retries); U(rndv_timeouts);
+	U(dt_ops); U(dt_rejected); U(completions_sent); U(completion_full); U(completion_drops);
 #undef U
 	return 0;
 }

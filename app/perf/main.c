@@ -509,6 +509,8 @@ usage(void)
 		"                    suffix _nocoalesce)\n"
 		"  --rto-us US       first retransmit timeout (raise it under valgrind)\n"
 		"  --quick           smoke-test sizes: 2000 iters, 200 warm-up, 2 runs\n"
+		"  --ops put|get|both  rma-bw: which operations run (default both; one alone\n"
+		"                    profiles one direction of the data)\n"
 		"  --memcpy          rma-bw: after each run, memcpy the same bytes the same way\n"
 		"                    (two buffers of the size in turn), emitted as memcpy_bw\n"
 		"  --with-raw        am-lat: after each AM run, the raw echo of the same size\n"
@@ -586,6 +588,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		{ "linger", no_argument, NULL, 'L' },
 		{ "with-raw", no_argument, NULL, 'X' },
 		{ "memcpy", no_argument, NULL, 'Y' },
+		{ "ops", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -689,6 +692,14 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		case 'Y':
 			o->memcpy_too = true;
 			break;
+		case 'O':
+			o->rma_ops = strcmp(optarg, "put") == 0 ? 1 : strcmp(optarg, "get") == 0 ? 2 :
+				     strcmp(optarg, "both") == 0 ? 3 : 0;
+			if (o->rma_ops == 0) {
+				usage();
+				return -EINVAL;
+			}
+			break;
 		case 'h':
 			usage();
 			return 1;
@@ -737,7 +748,7 @@ main(int argc, char **argv)
 {
 	struct perf_opts o = {
 		.sizes = { 8, 64, 256, 1024, 1400 }, .nb_sizes = 5,
-		.iters = 20000, .warmup = 2000, .repeat = 5,
+		.iters = 20000, .warmup = 2000, .repeat = 5, .rma_ops = 3,
 		.window = 32, .rate_size = 64, .rate_count = 500000,
 	};
 	char err[256], peer_mac[RTE_ETHER_ADDR_FMT_SIZE] = "";

@@ -36,6 +36,7 @@ struct perf_opts {
 	bool with_raw;			/* am-lat: raw echo run after each AM run */
 	uint32_t rma_flags;		/* rma modes: forced protocol (0: by size) */
 	bool memcpy_too;		/* rma-bw: memcpy of the same bytes after each run */
+	uint8_t rma_ops;		/* rma-bw: bit 0 puts, bit 1 gets */
 	char memif_mode[16];		/* "copy" / "zero-copy"; detected from devargs */
 };
 

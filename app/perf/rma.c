@@ -188,6 +188,11 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 		for (r = -1; r < (int)o->repeat && !app_stop; r++) {
 			for (k = 0; k < 2; k++) {
 				struct bw b = { 0 };
+
+				if (!(o->rma_ops & (1u << k))) {
+					mbps[k][r < 0 ? 0 : r] = 0;
+					continue;
+				}
 				uint64_t issued = 0, t0 = rte_rdtsc();
 				uint64_t n = r < 0 ? 2 : count;
 
@@ -247,8 +252,10 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 				 rma_flags == AMRMA_RMA_F_PIPELINED ? "pipelined" :
 				 rma_flags == AMRMA_RMA_F_RENDEZVOUS ? "rendezvous" :
 				 rma_flags == AMRMA_RMA_F_SHORT ? "short" : "auto");
-			perf_emit(o, "rma_put_bw", "MB/s", (int)len, mbps[0], r, extra);
-			perf_emit(o, "rma_get_bw", "MB/s", (int)len, mbps[1], r, extra);
+			if (o->rma_ops & 1)
+				perf_emit(o, "rma_put_bw", "MB/s", (int)len, mbps[0], r, extra);
+			if (o->rma_ops & 2)
+				perf_emit(o, "rma_get_bw", "MB/s", (int)len, mbps[1], r, extra);
 			if (mdst != NULL)
 				perf_emit(o, "memcpy_bw", "MB/s", (int)len, mbps[2], r, NULL);
 		}

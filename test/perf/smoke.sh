@@ -40,6 +40,7 @@ pair serve --mode am-lat --quick --sizes 8,1400 --with-raw
 pair serve --mode am-rate --quick
 pair raw-serve --mode raw-echo --quick --sizes 8,1400
 pair serve --mode rma-bw --quick --sizes 64K --memcpy
+pair serve --mode rma-bw --quick --sizes 64K --ops put
 
 # raw-place (bench.sh's ceiling of a put) against testpmd txonly: every 1514-byte frame's
 # 1472 payload bytes are placed, and a rate comes out

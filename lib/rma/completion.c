@@ -130,9 +130,12 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 static void
 done_sent(struct amrma_ctx *ctx, void *arg, int status)
 {
+	struct rma_ctx *rc = rc_of(ctx);
+
 	RTE_SET_USED(arg);
-	if (status != 0)
-		rc_of(ctx)->st.completion_drops++;	/* the initiator is gone */
+	/* rc is gone when the node fails its channels after the RMA engine was destroyed */
+	if (status != 0 && rc != NULL)
+		rc->st.completion_drops++;	/* the initiator is gone */
 }
 
 int

@@ -511,6 +511,19 @@ test_put_completion(void **state)
 	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);
 	assert_int_equal(put2(&h2, r2, key, 0, len, 0), -ETIMEDOUT);
 
+	/* a completion still unacknowledged when the target's engine goes away: the node
+	 * fails it later, into an engine that no longer exists */
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+		src, len, AMRMA_RMA_F_PIPELINED, NULL, NULL, NULL), 0);
+	step2(&h2, r2);
+	h2.n[0].frozen = true;
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	do {
+		step2(&h2, r2);
+		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	} while (s1.completions_sent == s0.completions_sent && rte_get_tsc_cycles() < end);
+	assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
 	amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL);
 	for (i = 0; i < 2; i++)
 		amrma_rma_destroy(r2[i]);

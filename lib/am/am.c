@@ -87,65 +87,9 @@ request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, v
 	return idx;
 }
 
-int
-amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
-		 const uint64_t *args, unsigned int nargs, const void *payload,
-		 uint16_t len, amrma_am_done_t done, void *arg)
-{
-	struct amrma_wire_fields f;
-	struct channel *ch;
-	struct rte_mbuf *m;
-	int ret;
-
-	if (len != 0 && payload == NULL)
-		return -EINVAL;
-	ret = request_check(ctx, dst, handler, nargs, len, done, &ch);
-	if (ret != 0)
-		return ret;
-	if (!frame_append(ctx, ch, AMRMA_WIRE_REQUEST, handler, args, nargs, payload, len, 0,
-			  request_token(ctx))) {
-		msg_fields(ctx, ch, AMRMA_WIRE_REQUEST, handler, nargs, len, 0,
-			   request_token(ctx), &f);
-		m = frame_alloc(ctx, ch, &f, args, payload);
-		if (m == NULL)
-			return -ENOBUFS;
-		chan_queue(ctx, ch, m, true);	/* cannot fail: room was checked */
-	}
-	request_track(ctx, ch, done, arg, OP_WAIT);
-	return 0;
-}
-
-int
-amrma_am_request_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
-		      const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
-		      amrma_am_done_t done, void *arg)
-{
-	struct amrma_wire_fields f;
-	struct channel *ch;
-	struct rte_mbuf *m;
-	int ret;
-
-	if (payload == NULL)
-		return -EINVAL;
-	ret = request_check(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), done, &ch);
-	if (ret == 0) {
-		msg_fields(ctx, ch, AMRMA_WIRE_REQUEST, handler, nargs,
-			   rte_pktmbuf_pkt_len(payload), 0, request_token(ctx), &f);
-		m = frame_alloc_chain(ctx, ch, &f, args, payload);
-		if (m != NULL) {
-			chan_queue(ctx, ch, m, false);
-			request_track(ctx, ch, done, arg, OP_WAIT);
-			return 0;
-		}
-		ret = -ENOBUFS;
-	}
-	rte_pktmbuf_free(payload);
-	return ret;
-}
-
 /*
- * A one-way message travels alone at the head of a frame of its own (later messages may
- * join it), so its slot names exactly one operation, completed when the frame is acked.
+ * A one-way message travels at the head of a frame of its own (later messages may join
+ * it), so its slot names exactly one operation, completed when the frame is acked.
  */
 static void
 send_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool open,
@@ -154,15 +98,15 @@ send_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool o
 	uint32_t seq = ch->snd_nxt;
 	uint32_t idx = request_track(ctx, ch, done, arg, OP_SENT);
 
-	ch->slot[seq & (CH_SLOTS - 1)].send_op = 0;
 	chan_queue(ctx, ch, m, open);	/* cannot fail: room was checked */
 	ch->slot[seq & (CH_SLOTS - 1)].send_op = idx + 1;
 }
 
-int
-amrma_am_send(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
-	      const uint64_t *args, unsigned int nargs, const void *payload, uint16_t len,
-	      amrma_am_done_t done, void *arg)
+/* A request (it may join an open frame) or a one-way message with a copied payload. */
+static __rte_always_inline int
+queue_copy(struct amrma_ctx *ctx, struct amrma_ep dst, uint8_t type, uint16_t handler,
+	   const uint64_t *args, unsigned int nargs, const void *payload, uint16_t len,
+	   amrma_am_done_t done, void *arg)
 {
 	struct amrma_wire_fields f;
 	struct channel *ch;
@@ -174,18 +118,49 @@ amrma_am_send(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 	ret = request_check(ctx, dst, handler, nargs, len, done, &ch);
 	if (ret != 0)
 		return ret;
-	msg_fields(ctx, ch, AMRMA_WIRE_SEND, handler, nargs, len, 0, request_token(ctx), &f);
-	m = frame_alloc(ctx, ch, &f, args, payload);
-	if (m == NULL)
-		return -ENOBUFS;
-	send_queue(ctx, ch, m, true, done, arg);
+	if (type == AMRMA_WIRE_SEND ||
+	    !frame_append(ctx, ch, type, handler, args, nargs, payload, len, 0,
+			  request_token(ctx))) {
+		msg_fields(ctx, ch, type, handler, nargs, len, 0, request_token(ctx), &f);
+		m = frame_alloc(ctx, ch, &f, args, payload);
+		if (m == NULL)
+			return -ENOBUFS;
+		if (type == AMRMA_WIRE_SEND) {
+			send_queue(ctx, ch, m, true, done, arg);
+			return 0;
+		}
+		chan_queue(ctx, ch, m, true);	/* cannot fail: room was checked */
+	}
+	request_track(ctx, ch, done, arg, OP_WAIT);
 	return 0;
 }
 
 int
-amrma_am_send_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
-		   const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
-		   amrma_am_done_t done, void *arg)
+amrma_am_request(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		 const uint64_t *args, unsigned int nargs, const void *payload,
+		 uint16_t len, amrma_am_done_t done, void *arg)
+{
+	return queue_copy(ctx, dst, AMRMA_WIRE_REQUEST, handler, args, nargs, payload, len,
+			  done, arg);
+}
+
+int
+amrma_am_send(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+	      const uint64_t *args, unsigned int nargs, const void *payload, uint16_t len,
+	      amrma_am_done_t done, void *arg)
+{
+	return queue_copy(ctx, dst, AMRMA_WIRE_SEND, handler, args, nargs, payload, len,
+			  done, arg);
+}
+
+/*
+ * A request or one-way message whose payload is an mbuf chain, in a frame of its own.
+ * The chain is ours from the call on: freed on failure.
+ */
+static int
+queue_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint8_t type, uint16_t handler,
+	   const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
+	   amrma_am_done_t done, void *arg)
 {
 	struct amrma_wire_fields f;
 	struct channel *ch;
@@ -196,17 +171,39 @@ amrma_am_send_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 		return -EINVAL;
 	ret = request_check(ctx, dst, handler, nargs, rte_pktmbuf_pkt_len(payload), done, &ch);
 	if (ret == 0) {
-		msg_fields(ctx, ch, AMRMA_WIRE_SEND, handler, nargs,
-			   rte_pktmbuf_pkt_len(payload), 0, request_token(ctx), &f);
+		msg_fields(ctx, ch, type, handler, nargs, rte_pktmbuf_pkt_len(payload), 0,
+			   request_token(ctx), &f);
 		m = frame_alloc_chain(ctx, ch, &f, args, payload);
 		if (m != NULL) {
-			send_queue(ctx, ch, m, false, done, arg);
+			if (type == AMRMA_WIRE_SEND) {
+				send_queue(ctx, ch, m, false, done, arg);
+			} else {
+				chan_queue(ctx, ch, m, false);
+				request_track(ctx, ch, done, arg, OP_WAIT);
+			}
 			return 0;
 		}
 		ret = -ENOBUFS;
 	}
 	rte_pktmbuf_free(payload);
 	return ret;
+}
+
+int
+amrma_am_request_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		      const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
+		      amrma_am_done_t done, void *arg)
+{
+	return queue_mbuf(ctx, dst, AMRMA_WIRE_REQUEST, handler, args, nargs, payload, done,
+			  arg);
+}
+
+int
+amrma_am_send_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
+		   const uint64_t *args, unsigned int nargs, struct rte_mbuf *payload,
+		   amrma_am_done_t done, void *arg)
+{
+	return queue_mbuf(ctx, dst, AMRMA_WIRE_SEND, handler, args, nargs, payload, done, arg);
 }
 
 int

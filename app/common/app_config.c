@@ -297,6 +297,7 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 		CHECK(bad(&e, "am", "require_csum", rte_cfgfile_get_entry(c, "am", "require_csum"),
 			  "replaced by csum = auto|on|off"));
 	GET(c, &e, "am", "coalesce_frame", 0, 9014, cfg->node.coalesce_frame);
+	GET(c, &e, "am", "tx_inline_max", 0, 192, cfg->node.tx_inline_max);
 	if (cfg->node.rto_max_us < cfg->node.rto_us)
 		CHECK(bad(&e, "am", "rto_max_us", rte_cfgfile_get_entry(c, "am", "rto_max_us") ?
 			  rte_cfgfile_get_entry(c, "am", "rto_max_us") : "", "below rto_us"));

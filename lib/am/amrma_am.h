@@ -124,6 +124,12 @@ struct amrma_node_conf {
 					 *   included (capped by the MTU); 0: one message per
 					 *   frame. Default 1514. Nothing waits for company:
 					 *   a frame leaves at the next flush as it is */
+	uint16_t tx_inline_max;		/**< frames up to this many bytes wait for their ack
+					 *   as a copy in the channel's inline store, so the
+					 *   port holds their only mbuf reference (a shared
+					 *   one costs an atomic per free); longer frames, and
+					 *   all with 0, are held by reference count. At most
+					 *   192, the default */
 };
 
 /** Fill conf with defaults (node_id 0, 1 context, window 64, rto 2 ms, 8 retries...). */

@@ -48,13 +48,14 @@ copy_blocks(void *dst, const void *src, unsigned int len)
  * or its entry still taken by a frame TX_INLINE_SLOTS older).
  */
 static bool
-slot_keep_inline(struct channel *ch, struct txslot *s)
+slot_keep_inline(const struct amrma_ctx *ctx, struct channel *ch, struct txslot *s)
 {
 	const struct rte_mbuf *m = s->m;
 	unsigned int e = inl_entry(ch, s);
 
-	if (m->nb_segs != 1 || m->data_len > TX_INLINE_MAX || RTE_MBUF_HAS_EXTBUF(m) ||
-	    (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK) != 0 || (ch->inl_busy & (1u << e)) ||
+	if (m->nb_segs != 1 || m->data_len > ctx->node->conf.tx_inline_max ||
+	    RTE_MBUF_HAS_EXTBUF(m) || (m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK) != 0 ||
+	    (ch->inl_busy & (1u << e)) ||
 	    rte_pktmbuf_tailroom(m) < TX_INLINE_MAX - m->data_len)
 		return false;
 	copy_blocks(ch->inl[e], rte_pktmbuf_mtod(m, const void *), m->data_len);
@@ -106,7 +107,7 @@ transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t n
 			ctx->st.tx_drops++;
 			return;
 		}
-	} else if (!slot_keep_inline(ch, s)) {
+	} else if (!slot_keep_inline(ctx, ch, s)) {
 		/* the channel keeps its reference for retransmission; the port gets
 		 * another */
 		mbuf_ref_chain(m);

@@ -31,6 +31,7 @@ amrma_node_conf_defaults(struct amrma_node_conf *c)
 	c->ack_every = 16;
 	c->csum = AMRMA_CSUM_AUTO;
 	c->coalesce_frame = RTE_ETHER_MAX_LEN - RTE_ETHER_CRC_LEN;
+	c->tx_inline_max = TX_INLINE_MAX;
 }
 
 static uint64_t
@@ -138,7 +139,8 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 	    c->nb_ctx > c->dev->nb_queues || c->node_id >= c->max_nodes ||
 	    c->window == 0 || c->window > RCV_WIN || c->max_ops == 0 ||
 	    c->rto_us == 0 || c->rto_max_us < c->rto_us ||
-	    c->ack_every == 0 || (unsigned int)c->csum > AMRMA_CSUM_OFF)
+	    c->ack_every == 0 || (unsigned int)c->csum > AMRMA_CSUM_OFF ||
+	    c->tx_inline_max > TX_INLINE_MAX)
 		return -EINVAL;
 	node = rte_zmalloc_socket("amrma_node", sizeof(*node), RTE_CACHE_LINE_SIZE,
 				  c->dev->socket_id);

@@ -292,6 +292,10 @@ test_csum_modes(void **state)
 		c.csum = (enum amrma_csum)3;
 		assert_int_equal(amrma_node_create(&c, &bad), -EINVAL);
 		assert_null(bad);
+		c.csum = AMRMA_CSUM_AUTO;
+		c.tx_inline_max = TX_INLINE_MAX + 1;	/* beyond the store's entries */
+		assert_int_equal(amrma_node_create(&c, &bad), -EINVAL);
+		assert_null(bad);
 	}
 	h_destroy(&h);
 }
@@ -609,9 +613,11 @@ test_dead_peer(void **state)
  * frames are resent and every request runs exactly once.
  */
 static void
-test_inline_retransmit(void **state)
+inline_retransmit(uint16_t tx_inline_max)
 {
 	const uint32_t n_small = TX_INLINE_SLOTS + 8, n_long = 8;
+	/* small frames kept as copies while the store has room; none with 0 */
+	const uint32_t held_small = tx_inline_max ? n_small - TX_INLINE_SLOTS : n_small;
 	struct amrma_ep ep = { .node = 1, .ctx = 0 };
 	struct amrma_node_conf c;
 	struct amrma_am_stats st;
@@ -622,8 +628,8 @@ test_inline_retransmit(void **state)
 	uint32_t id;
 	unsigned int i;
 
-	RTE_SET_USED(state);
 	h_conf(&c);
+	c.tx_inline_max = tx_inline_max;
 	c.coalesce_frame = 0;	/* one request per frame: each small one stays small */
 	c.max_retries = 1000;	/* the peer is away on purpose, not dead */
 	/* no retransmission while the mbufs are counted (they would be in flight) */
@@ -643,7 +649,7 @@ test_inline_retransmit(void **state)
 	for (i = 0; i < 20; i++)
 		h_step(&h);
 	/* sent, dropped by the peer, and kept without an mbuf while the store had room */
-	assert_int_equal(h_mbufs_in_use(&h), n_small - TX_INLINE_SLOTS);
+	assert_int_equal(h_mbufs_in_use(&h), held_small);
 	for (; id < n_small + n_long; id++) {
 		args[0] = id;
 		args[1] = fill(buf, id, sizeof(buf));
@@ -653,7 +659,7 @@ test_inline_retransmit(void **state)
 	for (i = 0; i < 20; i++)
 		h_step(&h);
 	/* long frames are held by reference until acked */
-	assert_int_equal(h_mbufs_in_use(&h), n_small - TX_INLINE_SLOTS + n_long);
+	assert_int_equal(h_mbufs_in_use(&h), held_small + n_long);
 	assert_int_equal(L.handled[0], 0);
 	h.n[1].fault.blackhole = false;
 	assert_true(h_run_until(&h, all_done, &t, 5000));
@@ -662,6 +668,15 @@ test_inline_retransmit(void **state)
 	assert_true(st.retransmits >= n_small + n_long);
 	assert_int_equal(st.tx_drops, 0);
 	quiesce_and_destroy(&h);
+}
+
+static void
+test_inline_retransmit(void **state)
+{
+	RTE_SET_USED(state);
+	inline_retransmit(TX_INLINE_MAX);
+	/* 0: every frame is held by reference (retransmission from held mbufs only) */
+	inline_retransmit(0);
 }
 
 /* A target that takes the requests then dies before its replies get through. */

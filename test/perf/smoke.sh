@@ -14,6 +14,8 @@ cleanup() {
 	local p
 	for p in "${pair_pids[@]+"${pair_pids[@]}"}"; do pair_stop "$p"; done
 	rm -rf "$tmp"
+	# testpmd leaves its EAL run directory behind: remove ours
+	rm -rf /var/run/dpdk/amrma_smoke_*_$$ 2>/dev/null || true
 }
 trap cleanup EXIT
 eal=(--no-huge --no-pci --no-shconf -m 256 --log-level lib.eal:error --log-level pmd.net.memif:error)

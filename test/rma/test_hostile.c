@@ -50,13 +50,14 @@ hostile_frame(struct harness *h, struct rte_mempool *mp, uint64_t key)
 
 	if (m == NULL)
 		return NULL;
-	f.type = (uint8_t)(1 + rnd() % 3);
+	f.type = (uint8_t)(1 + rnd() % AMRMA_WIRE_SEND);	/* REQUEST .. SEND */
 	f.flags = rnd() & 1;
 	f.nargs = (uint8_t)(rnd() % (AMRMA_WIRE_MAX_ARGS + 1));
 	f.src_ctx = (uint8_t)(rnd() % h->nb_q);
 	f.dst_ctx = (uint8_t)(rnd() % h->nb_q);
 	/* any handler: the RMA protocol's most of the time */
-	f.handler = (rnd() & 3) ? (uint16_t)(AMRMA_RMA_H_PUT + rnd() % 13) :
+	f.handler = (rnd() & 3) ?
+		    (uint16_t)(AMRMA_RMA_H_PUT + rnd() % (AMRMA_RMA_H_LAST - AMRMA_RMA_H_PUT + 1)) :
 		    (f.type == AMRMA_WIRE_ACK ? AMRMA_WIRE_NO_HANDLER : (uint16_t)(rnd() % 256));
 	if (f.type == AMRMA_WIRE_ACK) {
 		f.handler = AMRMA_WIRE_NO_HANDLER;
@@ -169,6 +170,7 @@ test_hostile_frames(void **state)
 	assert_memory_equal(mem, snap, 1 << 20);
 	amrma_node_stats_get(h.n[1].node, &st);
 	assert_true(st.rx_frames > 10000);
+	assert_true(st.sends_handled > 0);	/* one-way frames (put chunks) got through */
 	amrma_rma_stats_get(amrma_node_ctx(h.n[1].node, 0), &rs);
 
 	/* node 0's real channel state never saw those frames: node 1 may have reset or

@@ -36,7 +36,11 @@ walk(const uint8_t *buf, size_t len, struct amrma_wire_view v)
 		return;
 	}
 	for (;;) {
-		if (v.type != AMRMA_WIRE_REQUEST && v.type != AMRMA_WIRE_REPLY)
+		if (v.type != AMRMA_WIRE_REQUEST && v.type != AMRMA_WIRE_REPLY &&
+		    v.type != AMRMA_WIRE_SEND)
+			abort();
+		/* requests and one-way messages name a handler */
+		if (v.type != AMRMA_WIRE_REPLY && v.handler >= AMRMA_WIRE_MAX_HANDLERS)
 			abort();
 		if (v.nargs > AMRMA_WIRE_MAX_ARGS || v.payload_len > AMRMA_WIRE_MAX_PAYLOAD)
 			abort();

@@ -173,6 +173,18 @@ main(int argc, char **argv)
 	len = build(b, sizeof(b), AMRMA_WIRE_REQUEST, 3);
 	seal(b, len);
 	out("reject", AMRMA_WIRE_ERR_TRUNCATED, b, len - 7);
+	/* one-way SEND (added after the rest, so earlier files keep their numbers): alone,
+	 * heading a coalesced frame, and without the handler it must name */
+	len = build(b, sizeof(b), AMRMA_WIRE_SEND, 0);
+	seal(b, len);
+	out("accept", AMRMA_WIRE_OK, b, len);
+	len = build(b, sizeof(b), AMRMA_WIRE_SEND, 5);
+	seal(b, len);
+	out("accept", AMRMA_WIRE_OK, b, len);
+	len = build(b, sizeof(b), AMRMA_WIRE_SEND, 0);
+	amrma_wire_hdr_of(b)->handler = RTE_BE16(AMRMA_WIRE_NO_HANDLER);
+	seal(b, len);
+	out("reject", AMRMA_WIRE_ERR_BAD_HANDLER, b, len);
 	printf("wrote %u frames to %s\n", seq_no, dir);
 	return 0;
 }

@@ -103,9 +103,15 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	t = track_get(rc, msg->src, msg->args[3], msg->args[2],
 		      amrma_ctx_now(ctx) + rndv_timeout_tsc(rma));
 	if (t == NULL) {
-		/* not counted, so not placed either: the operation fails as a whole */
+		/* not counted, so not placed either: the operation fails as a whole, told
+		 * once (its other chunks in flight are refused quietly) */
 		rc->st.completion_full++;
-		done_push(rc, msg->src, msg->args[3], -ENOSPC);
+		if (msg->args[3] != rc->refused_handle || msg->src.node != rc->refused_src.node ||
+		    msg->src.ctx != rc->refused_src.ctx) {
+			rc->refused_handle = msg->args[3];
+			rc->refused_src = msg->src;
+			done_push(rc, msg->src, msg->args[3], -ENOSPC);
+		}
 		return 0;
 	}
 	if (t->total != msg->args[2] || msg->len > t->left) {

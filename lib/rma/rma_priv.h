@@ -131,6 +131,8 @@ struct rma_ctx {
 	uint32_t nb_track;
 	uint32_t done_head;
 	uint32_t nb_done;
+	uint64_t refused_handle;	/* the last put refused for want of room... */
+	struct amrma_ep refused_src;	/* ...and its initiator: told once */
 	struct amrma_rma_stats st;
 };
 

@@ -486,6 +486,7 @@ test_put_completion(void **state)
 
 	/* room to count one put: a second one meanwhile fails, placing nothing */
 	fill(src, 3 << 20, 13);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
 	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
 		src, 200 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[0], NULL), 0);
 	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
@@ -501,6 +502,8 @@ test_put_completion(void **state)
 			fail_msg("byte %" PRIu64 " of an uncounted put was placed", i);
 	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
 	assert_true(s1.completion_full >= 1);
+	/* one completion each: the refused put is told once, not once per packet */
+	assert_int_equal(s1.completions_sent - s0.completions_sent, 2);
 	/* the entries expire or free up: the next put goes through */
 	h_run_for(&h2, 100);
 	fill(src, len, 14);

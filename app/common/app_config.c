@@ -225,6 +225,7 @@ defaults(struct app_config *cfg)
 	cfg->target = 1;
 	cfg->rndv_threshold = UINT64_C(256) << 10;
 	cfg->pipeline_depth = 64;
+	cfg->completion_slots = 1024;
 	cfg->zero_copy = true;
 	parse_sizes("1,7,1400,1401,65536,1048576,4194304", cfg);
 }
@@ -376,6 +377,13 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 	GET(c, &e, "rma", "rndv_threshold", 0, UINT64_MAX, cfg->rndv_threshold);
 	GET(c, &e, "rma", "pipeline_depth", 1, 4096, cfg->pipeline_depth);
 	GET(c, &e, "rma", "zero_copy", 0, 1, cfg->zero_copy);
+	GET(c, &e, "rma", "completion_slots", 1, 1u << 20, cfg->completion_slots);
+	if (!rte_is_power_of_2(cfg->completion_slots)) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%u", cfg->completion_slots);
+		CHECK(bad(&e, "rma", "completion_slots", v, "not a power of two"));
+	}
 	GET(c, &e, "rma", "progress_ctx", 0, AMRMA_WIRE_MAX_CTX - 1, cfg->progress_ctx);
 	if (cfg->progress_ctx >= cfg->node.nb_ctx) {
 		char v[16];

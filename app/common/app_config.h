@@ -56,6 +56,7 @@ struct app_config {
 	uint32_t short_max;
 	uint64_t rndv_threshold;
 	uint32_t pipeline_depth;
+	uint32_t completion_slots;	/* [rma] completion_slots: power of two */
 	bool zero_copy;
 	uint32_t progress_ctx;		/* the lcore polling it also runs the progress engine */
 	/* [workload] */

@@ -89,6 +89,12 @@ contexts = 2
 [rma]
 progress_ctx = 3
 INI
+case_ bad_completion_slots '\[rma\] completion_slots = .1000.: not a power of two' <<'INI'
+[node]
+ip = 198.18.0.1
+[rma]
+completion_slots = 1000
+INI
 # the shipped samples all parse (they fail later, at the port, with exit 1)
 for f in "$cfgdir"/*.ini; do
 	rc=0

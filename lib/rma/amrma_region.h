@@ -54,6 +54,7 @@
  *     variable.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -177,6 +178,13 @@ int amrma_region_validate(struct amrma_region_table *t, const struct amrma_regio
 
 /** Release a reference taken by amrma_region_check/get. Any lcore. */
 void amrma_region_put(struct amrma_region_table *t, struct amrma_region *ref);
+
+/**
+ * Whether a held region is still registered. An operation holding a reference across
+ * many accesses checks it per access, so that a deregistration stops the accesses that
+ * follow it, as a lookup would.
+ */
+bool amrma_region_live(const struct amrma_region *r);
 
 /** Access key a region was registered with (still readable after deregistration). */
 uint64_t amrma_region_key(const struct amrma_region *r);

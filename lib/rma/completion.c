@@ -9,6 +9,9 @@
  * chunks complete when their frames are acknowledged, which frees the window; the
  * operation completes when every chunk is acknowledged and its PUT_DONE is in.
  *
+ * The entry also holds the region the first chunk named, so the other chunks are placed
+ * after a range check alone (no hash lookup, no reference count per chunk). A
+ * deregistration meanwhile refuses the chunks that follow it, as a lookup would.
  * A table entry that sees no chunk for rndv_timeout_ms (the initiator died) is dropped; an
  * operation the table has no room for completes with -ENOSPC.
  */
@@ -58,6 +61,8 @@ track_get(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, uint64_t tot
 	room->left = total;
 	room->status = 0;
 	room->deadline = deadline;
+	room->looked_up = false;
+	room->ref = NULL;
 	rc->nb_track++;
 	return room;
 }
@@ -65,8 +70,54 @@ track_get(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, uint64_t tot
 static void
 track_free(struct rma_ctx *rc, struct put_track *t)
 {
+	if (t->ref != NULL)
+		amrma_region_put(rc->rma->regions, t->ref);
+	t->ref = NULL;
 	t->used = false;
 	rc->nb_track--;
+}
+
+/*
+ * Place a chunk through the region the operation's first chunk looked up and holds: a
+ * range check, no hash lookup and no reference count per chunk. A chunk naming another
+ * key than the first goes the long way.
+ */
+static int
+place(struct rma_ctx *rc, struct amrma_rma *rma, struct put_track *t,
+      const struct amrma_am_msg *msg)
+{
+	uint64_t key = msg->args[0];
+	void *dst;
+	int ret;
+
+	if (!t->looked_up) {
+		t->looked_up = true;
+		t->key = key;
+		t->ref = amrma_region_get(rma->regions, key);
+	}
+	if (key != t->key)
+		return rma_place_put(rc, rma, key, msg->args[1], msg);
+	if (t->ref != NULL && !amrma_region_live(t->ref)) {
+		/* deregistered meanwhile: what follows is refused, as a lookup would be, and
+		 * the region is released now */
+		amrma_region_put(rma->regions, t->ref);
+		t->ref = NULL;
+	}
+	if (t->ref == NULL) {
+		rc->st.access_errors++;
+		return -ENOKEY;
+	}
+	ret = amrma_region_validate(rma->regions, t->ref, msg->args[1], msg->len,
+				    AMRMA_REGION_WRITE, &dst);
+	if (ret != 0) {
+		rc->st.access_errors++;
+		return ret;
+	}
+	if (msg->len != 0)
+		ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
+	if (ret == 0)
+		rc->st.served_put_bytes += msg->len;
+	return ret;
 }
 
 /* A completion for the poll hook to send; lost (and counted) only when the queue is full. */
@@ -121,7 +172,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		track_free(rc, t);
 		return 0;
 	}
-	status = rma_place_put(rc, rma, msg->args[0], msg->args[1], msg);
+	status = place(rc, rma, t, msg);
 	t->left -= msg->len;
 	if (status != 0 && t->status == 0)
 		t->status = status;
@@ -238,6 +289,11 @@ completion_init(struct rma_ctx *rc, uint32_t size, int socket)
 void
 completion_cleanup(struct rma_ctx *rc)
 {
+	uint32_t i;
+
+	for (i = 0; rc->track != NULL && i < rc->track_size; i++)
+		if (rc->track[i].used)
+			track_free(rc, &rc->track[i]);
 	rte_free(rc->track);
 	rte_free(rc->done);
 	rc->track = NULL;

@@ -415,6 +415,12 @@ amrma_region_table_free(struct amrma_region_table *t)
 	return 0;
 }
 
+bool
+amrma_region_live(const struct amrma_region *r)
+{
+	return __atomic_load_n(&r->key, __ATOMIC_ACQUIRE) != 0;
+}
+
 uint64_t
 amrma_region_key(const struct amrma_region *r)
 {

@@ -145,6 +145,10 @@ struct put_track {
 	uint64_t deadline;		/* TSC: dropped if no chunk comes by then */
 	int status;			/* first error */
 	bool used;
+	bool looked_up;			/* key looked up (ref NULL: unknown key) */
+	uint64_t key;			/* the region the first chunk named... */
+	struct amrma_region *ref;	/* ...held for the operation: one lookup, not one
+					 * per chunk */
 };
 
 /* target: a completion waiting to be sent */

@@ -34,10 +34,13 @@ track_hash(const struct rma_ctx *rc, struct amrma_ep src, uint64_t handle)
 	return (uint32_t)(k >> 32) & (rc->track_size - 1);
 }
 
-/* The entry of (src, handle), created with total bytes to come; NULL when full. */
+/*
+ * The entry of (src, handle); a new one counts total bytes to come and holds the region
+ * key names (one lookup for the operation). NULL when there is no room.
+ */
 static struct put_track *
 track_get(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, uint64_t total,
-	  uint64_t deadline)
+	  uint64_t key)
 {
 	uint32_t h = track_hash(rc, src, handle), i;
 	struct put_track *t, *room = NULL;
@@ -60,9 +63,8 @@ track_get(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, uint64_t tot
 	room->total = total;
 	room->left = total;
 	room->status = 0;
-	room->deadline = deadline;
-	room->looked_up = false;
-	room->ref = NULL;
+	room->key = key;
+	room->ref = amrma_region_get(rc->rma->regions, key);
 	rc->nb_track++;
 	return room;
 }
@@ -78,46 +80,22 @@ track_free(struct rma_ctx *rc, struct put_track *t)
 }
 
 /*
- * Place a chunk through the region the operation's first chunk looked up and holds: a
- * range check, no hash lookup and no reference count per chunk. A chunk naming another
- * key than the first goes the long way.
+ * Place a chunk through the region the operation holds: a range check, no hash lookup
+ * and no reference count per chunk. A chunk naming another key than the first goes the
+ * long way.
  */
 static int
-place(struct rma_ctx *rc, struct amrma_rma *rma, struct put_track *t,
-      const struct amrma_am_msg *msg)
+place(struct rma_ctx *rc, struct put_track *t, const struct amrma_am_msg *msg)
 {
-	uint64_t key = msg->args[0];
-	void *dst;
-	int ret;
-
-	if (!t->looked_up) {
-		t->looked_up = true;
-		t->key = key;
-		t->ref = amrma_region_get(rma->regions, key);
-	}
-	if (key != t->key)
-		return rma_place_put(rc, rma, key, msg->args[1], msg);
+	if (msg->args[0] != t->key)
+		return rma_place_put(rc, msg->args[0], msg->args[1], msg);
 	if (t->ref != NULL && !amrma_region_live(t->ref)) {
 		/* deregistered meanwhile: what follows is refused, as a lookup would be, and
 		 * the region is released now */
-		amrma_region_put(rma->regions, t->ref);
+		amrma_region_put(rc->rma->regions, t->ref);
 		t->ref = NULL;
 	}
-	if (t->ref == NULL) {
-		rc->st.access_errors++;
-		return -ENOKEY;
-	}
-	ret = amrma_region_validate(rma->regions, t->ref, msg->args[1], msg->len,
-				    AMRMA_REGION_WRITE, &dst);
-	if (ret != 0) {
-		rc->st.access_errors++;
-		return ret;
-	}
-	if (msg->len != 0)
-		ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
-	if (ret == 0)
-		rc->st.served_put_bytes += msg->len;
-	return ret;
+	return rma_place_held(rc, t->ref, msg->args[1], msg);
 }
 
 /* A completion for the poll hook to send; lost (and counted) only when the queue is full. */
@@ -141,18 +119,17 @@ static int
 put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
 	     void *arg)
 {
-	struct amrma_rma *rma = arg;
 	struct rma_ctx *rc = rc_of(ctx);
 	struct put_track *t;
 	int status;
 
 	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
 	if (msg->nargs < 4) {
 		rc->st.bad_replies++;	/* no operation to answer */
 		return 0;
 	}
-	t = track_get(rc, msg->src, msg->args[3], msg->args[2],
-		      amrma_ctx_now(ctx) + rndv_timeout_tsc(rma));
+	t = track_get(rc, msg->src, msg->args[3], msg->args[2], msg->args[0]);
 	if (t == NULL) {
 		/* not counted, so not placed either: the operation fails as a whole, told
 		 * once (its other chunks in flight are refused quietly) */
@@ -172,11 +149,11 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		track_free(rc, t);
 		return 0;
 	}
-	status = place(rc, rma, t, msg);
+	status = place(rc, t, msg);
 	t->left -= msg->len;
 	if (status != 0 && t->status == 0)
 		t->status = status;
-	t->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rma);
+	t->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rc->rma);
 	if (t->left == 0) {
 		done_push(rc, msg->src, t->handle, t->status);
 		track_free(rc, t);

@@ -194,12 +194,11 @@ op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status
 		op->status = status;
 	if ((op->flags & AMRMA_RMA_F_PER_PACKET) && op->cb != NULL && op->kind != OP_TSEND)
 		op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_PACKET, status);
-	if (op->want_done) {
-		/* an acknowledged chunk is progress: the completion is due within the
-		 * timeout from the last one */
-		op->deadline = amrma_ctx_now(rc->ctx) + rndv_timeout_tsc(rc->rma);
-		if (!op->done_in && op->status == 0)
-			return;		/* PUT_DONE finishes it */
+	if (op->want_done && !op->done_in && op->status == 0) {
+		/* PUT_DONE finishes it, due within the timeout of the last acknowledgement */
+		if (op->in_flight == 0)
+			op->deadline = amrma_ctx_now(rc->ctx) + rndv_timeout_tsc(rc->rma);
+		return;
 	}
 	if (op->in_flight == 0 && (op->state == OP_DRAINING ||
 				   (op->state == OP_ISSUING && op->status != 0))) {
@@ -483,8 +482,6 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	/* one completion per pipelined put, unless each packet is to be reported */
 	op->want_done = kind == OP_PUT && proto == AMRMA_RMA_F_PIPELINED &&
 			!(flags & AMRMA_RMA_F_PER_PACKET);
-	if (op->want_done)
-		op->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rc->rma);
 	if (op->zero_copy)
 		op_zero_copy_init(op);
 	if (req != NULL)
@@ -614,24 +611,35 @@ amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out)
 /* ---- target side ---- */
 
 int
-rma_place_put(struct rma_ctx *rc, struct amrma_rma *rma, uint64_t key, uint64_t off,
-	      const struct amrma_am_msg *msg)
+rma_place_held(struct rma_ctx *rc, const struct amrma_region *ref, uint64_t off,
+	       const struct amrma_am_msg *msg)
 {
-	struct amrma_region *ref;
 	void *dst;
 	int ret;
 
-	ret = amrma_region_check(rma->regions, key, off, msg->len, AMRMA_REGION_WRITE, &dst,
-				 &ref);
+	ret = ref == NULL ? -ENOKEY :
+	      amrma_region_validate(rc->rma->regions, ref, off, msg->len, AMRMA_REGION_WRITE,
+				    &dst);
 	if (ret != 0) {
 		rc->st.access_errors++;
 		return ret;
 	}
 	if (msg->len != 0)
 		ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
-	amrma_region_put(rma->regions, ref);
 	if (ret == 0)
 		rc->st.served_put_bytes += msg->len;
+	return ret;
+}
+
+int
+rma_place_put(struct rma_ctx *rc, uint64_t key, uint64_t off,
+	      const struct amrma_am_msg *msg)
+{
+	struct amrma_region *ref = amrma_region_get(rc->rma->regions, key);
+	int ret = rma_place_held(rc, ref, off, msg);
+
+	if (ref != NULL)
+		amrma_region_put(rc->rma->regions, ref);
 	return ret;
 }
 
@@ -643,7 +651,8 @@ put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	if (msg->nargs < 2)
 		return -EPROTO;
 	/* an error goes back in the automatic reply */
-	return rma_place_put(rc_of(ctx), arg, msg->args[0], msg->args[1], msg);
+	RTE_SET_USED(arg);
+	return rma_place_put(rc_of(ctx), msg->args[0], msg->args[1], msg);
 }
 
 static int
@@ -784,6 +793,7 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 	rma->iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
 	rma->node = node;
 	rma->conf = c;
+	rma->timeout_tsc = rte_get_tsc_hz() / 1000 * c.rndv_timeout_ms;
 	rma->nb_ctx = amrma_node_nb_ctx(node);
 	snprintf(name, sizeof(name), "amrma_reg_%u_%p", amrma_node_id(node), (void *)rma);
 	tc.name = name;

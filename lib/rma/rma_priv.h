@@ -145,10 +145,9 @@ struct put_track {
 	uint64_t deadline;		/* TSC: dropped if no chunk comes by then */
 	int status;			/* first error */
 	bool used;
-	bool looked_up;			/* key looked up (ref NULL: unknown key) */
 	uint64_t key;			/* the region the first chunk named... */
-	struct amrma_region *ref;	/* ...held for the operation: one lookup, not one
-					 * per chunk */
+	struct amrma_region *ref;	/* ...held for the operation (NULL: unknown key):
+					 * one lookup, not one per chunk */
 };
 
 /* target: a completion waiting to be sent */
@@ -180,6 +179,7 @@ struct amrma_rma {
 	struct amrma_region_table *regions;
 	struct rte_mempool *ext_pool;	/* mbufs that only carry an attached buffer */
 	bool iova_va;			/* EAL IOVA mode is VA: buffers' IOVA is their address */
+	uint64_t timeout_tsc;		/* conf.rndv_timeout_ms in TSC cycles */
 	struct rte_ring *queue;		/* the RMA queue: handlers -> progress engine */
 	struct rte_mempool *rq_pool;
 	struct rq_item **pending;	/* dequeued, not yet served (AM layer busy) */
@@ -211,8 +211,14 @@ int op_issue(struct rma_ctx *rc, struct rma_op *op);
 void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);
 void op_finish(struct rma_ctx *rc, struct rma_op *op);
 void op_zero_copy_init(struct rma_op *op);
-/* target: validate a put chunk of msg at (key, off) and copy it; 0 or the error */
-int rma_place_put(struct rma_ctx *rc, struct amrma_rma *rma, uint64_t key, uint64_t off,
+/*
+ * target: validate a put chunk of msg at offset off of a held region (NULL: unknown key)
+ * and copy it; 0 or the error, counted
+ */
+int rma_place_held(struct rma_ctx *rc, const struct amrma_region *ref, uint64_t off,
+		   const struct amrma_am_msg *msg);
+/* the same, looking the key up */
+int rma_place_put(struct rma_ctx *rc, uint64_t key, uint64_t off,
 		  const struct amrma_am_msg *msg);
 
 static inline struct rma_ctx *
@@ -231,6 +237,13 @@ void dt_op_release(struct rma_op *op);
 void chunk_done(struct amrma_ctx *ctx, void *arg, int status);
 void op_release(struct rma_ctx *rc, struct rma_op *op);
 
+/* Deadlines run this long from the last progress (set per packet: kept to an add). */
+static inline uint64_t
+rndv_timeout_tsc(const struct amrma_rma *rma)
+{
+	return rma->timeout_tsc;
+}
+
 /* completion.c */
 int completion_init(struct rma_ctx *rc, uint32_t size, int socket);
 void completion_cleanup(struct rma_ctx *rc);
@@ -243,7 +256,6 @@ void rndv_register(struct amrma_node *node, struct amrma_rma *rma);
 int rndv_start(struct rma_ctx *rc, struct rma_op *op);
 int rndv_finish_rx(struct rma_ctx *rc);
 int rndv_expire(struct rma_ctx *rc, uint64_t now);
-uint64_t rndv_timeout_tsc(const struct amrma_rma *rma);
 void rndv_drop_pending(struct amrma_rma *rma);
 
 #endif

@@ -339,12 +339,6 @@ rndv_finish_rx(struct rma_ctx *rc)
 	return (int)n;
 }
 
-uint64_t
-rndv_timeout_tsc(const struct amrma_rma *rma)
-{
-	return rte_get_tsc_hz() / 1000 * rma->conf.rndv_timeout_ms;
-}
-
 /* Rendezvous waits that saw no progress in time: the peer died or lost interest. */
 int
 rndv_expire(struct rma_ctx *rc, uint64_t now)

@@ -94,6 +94,16 @@ out(const char *prefix, enum amrma_wire_err want, const uint8_t *buf, size_t len
 	}
 }
 
+/* A frame of build(type, n), sealed, written with its expected verdict. */
+static void
+out_built(uint8_t *b, size_t cap, uint8_t type, unsigned int n, enum amrma_wire_err want)
+{
+	size_t len = build(b, cap, type, n);
+
+	seal(b, len);
+	out(want == AMRMA_WIRE_OK ? "accept" : "reject", want, b, len);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -112,23 +122,13 @@ main(int argc, char **argv)
 		payload[i] = (uint8_t)(i * 7 + 3);
 
 	/* accepted: one message of each type, coalesced frames up to the most messages */
-	len = build(b, sizeof(b), AMRMA_WIRE_REQUEST, 0);
-	seal(b, len);
-	out("accept", AMRMA_WIRE_OK, b, len);
-	len = build(b, sizeof(b), AMRMA_WIRE_REPLY, 0);
-	seal(b, len);
-	out("accept", AMRMA_WIRE_OK, b, len);
-	len = build(b, sizeof(b), AMRMA_WIRE_ACK, 0);
-	seal(b, len);
-	out("accept", AMRMA_WIRE_OK, b, len);
-	for (i = 1; i <= AMRMA_WIRE_MAX_BUNDLE - 1; i = i * 4 + 1) {
-		len = build(b, sizeof(b), i & 1 ? AMRMA_WIRE_REPLY : AMRMA_WIRE_REQUEST, i);
-		seal(b, len);
-		out("accept", AMRMA_WIRE_OK, b, len);
-	}
-	len = build(b, sizeof(b), AMRMA_WIRE_REQUEST, AMRMA_WIRE_MAX_BUNDLE - 1);
-	seal(b, len);
-	out("accept", AMRMA_WIRE_OK, b, len);
+	out_built(b, sizeof(b), AMRMA_WIRE_REQUEST, 0, AMRMA_WIRE_OK);
+	out_built(b, sizeof(b), AMRMA_WIRE_REPLY, 0, AMRMA_WIRE_OK);
+	out_built(b, sizeof(b), AMRMA_WIRE_ACK, 0, AMRMA_WIRE_OK);
+	for (i = 1; i <= AMRMA_WIRE_MAX_BUNDLE - 1; i = i * 4 + 1)
+		out_built(b, sizeof(b), i & 1 ? AMRMA_WIRE_REPLY : AMRMA_WIRE_REQUEST, i,
+			  AMRMA_WIRE_OK);
+	out_built(b, sizeof(b), AMRMA_WIRE_REQUEST, AMRMA_WIRE_MAX_BUNDLE - 1, AMRMA_WIRE_OK);
 
 	/* rejected: one broken rule in a coalesced frame of 3 further messages */
 #define BROKEN(reason, edit) do {						\
@@ -154,9 +154,8 @@ main(int argc, char **argv)
 	BROKEN(AMRMA_WIRE_ERR_BAD_CTX, amrma_wire_hdr_of(b)->src_ctx = 0);
 #undef BROKEN
 	/* more than AMRMA_WIRE_MAX_BUNDLE messages */
-	len = build(b, sizeof(b), AMRMA_WIRE_REQUEST, AMRMA_WIRE_MAX_BUNDLE);
-	seal(b, len);
-	out("reject", AMRMA_WIRE_ERR_BAD_LENGTH, b, len);
+	out_built(b, sizeof(b), AMRMA_WIRE_REQUEST, AMRMA_WIRE_MAX_BUNDLE,
+		  AMRMA_WIRE_ERR_BAD_LENGTH);
 	/* MORE on an ACK */
 	len = build(b, sizeof(b), AMRMA_WIRE_ACK, 0);
 	amrma_wire_sub_put(b + len, AMRMA_WIRE_REQUEST, 5, 0, 1, NULL, 0, NULL, 0);
@@ -175,12 +174,8 @@ main(int argc, char **argv)
 	out("reject", AMRMA_WIRE_ERR_TRUNCATED, b, len - 7);
 	/* one-way SEND (added after the rest, so earlier files keep their numbers): alone,
 	 * heading a coalesced frame, and without the handler it must name */
-	len = build(b, sizeof(b), AMRMA_WIRE_SEND, 0);
-	seal(b, len);
-	out("accept", AMRMA_WIRE_OK, b, len);
-	len = build(b, sizeof(b), AMRMA_WIRE_SEND, 5);
-	seal(b, len);
-	out("accept", AMRMA_WIRE_OK, b, len);
+	out_built(b, sizeof(b), AMRMA_WIRE_SEND, 0, AMRMA_WIRE_OK);
+	out_built(b, sizeof(b), AMRMA_WIRE_SEND, 5, AMRMA_WIRE_OK);
 	len = build(b, sizeof(b), AMRMA_WIRE_SEND, 0);
 	amrma_wire_hdr_of(b)->handler = RTE_BE16(AMRMA_WIRE_NO_HANDLER);
 	seal(b, len);

@@ -405,6 +405,14 @@ put2(struct harness *h, struct amrma_rma **r, uint64_t key, uint64_t off, uint64
 	return status;
 }
 
+static void
+sent_cb(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	if (status == 0)
+		(*(int *)arg)++;
+}
+
 struct c2 {
 	int status[2];
 	int done;
@@ -509,6 +517,46 @@ test_put_completion(void **state)
 	fill(src, len, 14);
 	assert_int_equal(put2(&h2, r2, key, 3, len, 0), 0);
 	assert_memory_equal(target + 3, src, len);
+
+	/* malformed one-way chunks and completions, sent by hand: each refused and counted,
+	 * nothing placed */
+	{
+		struct amrma_ctx *c0 = h_ctx(&h2, 0, 0);
+		struct amrma_ep to1 = { .node = 1 }, to0 = { .node = 0 };
+		struct amrma_rma_stats i0, i1;
+		uint64_t a[4] = { key, 0, 16, UINT64_C(1) << 63 | 77 };
+		int sent = 0;
+
+		memset(target, 0, 64);
+		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+		amrma_rma_stats_get(c0, &i0);
+		/* too few arguments to name an operation */
+		assert_int_equal(amrma_am_send(c0, to1, AMRMA_RMA_H_PUT1, a, 2, src, 8, sent_cb,
+					       &sent), 0);
+		/* 32 bytes for an operation of 16: answered -EPROTO at once */
+		assert_int_equal(amrma_am_send(c0, to1, AMRMA_RMA_H_PUT1, a, 4, src, 32, sent_cb,
+					       &sent), 0);
+		/* completions naming no operation of the initiator */
+		assert_int_equal(amrma_am_send(h_ctx(&h2, 1, 0), to0, AMRMA_RMA_H_PUT_DONE, a, 1,
+					       NULL, 0, sent_cb, &sent), 0);
+		assert_int_equal(amrma_am_send(h_ctx(&h2, 1, 0), to0, AMRMA_RMA_H_PUT_DONE, a, 2,
+					       NULL, 0, sent_cb, &sent), 0);
+		end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+		do {
+			step2(&h2, r2);
+			amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+			amrma_rma_stats_get(c0, &i1);
+		} while ((sent < 4 || i1.bad_replies - i0.bad_replies < 3) &&
+			 rte_get_tsc_cycles() < end);
+		assert_int_equal(sent, 4);
+		assert_int_equal(s1.bad_replies - s0.bad_replies, 2);
+		assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
+		/* the two hand-made completions and the -EPROTO one name no operation */
+		assert_int_equal(i1.bad_replies - i0.bad_replies, 3);
+		for (i = 0; i < 64; i++)
+			if (target[i] != 0)
+				fail_msg("byte %" PRIu64 " written by a malformed chunk", i);
+	}
 
 	/* the completion never arrives (no handler for it): -ETIMEDOUT after the timeout */
 	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);

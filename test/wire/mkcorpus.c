@@ -180,6 +180,11 @@ main(int argc, char **argv)
 	amrma_wire_hdr_of(b)->handler = RTE_BE16(AMRMA_WIRE_NO_HANDLER);
 	seal(b, len);
 	out("reject", AMRMA_WIRE_ERR_BAD_HANDLER, b, len);
+	/* the first type past SEND */
+	len = build(b, sizeof(b), AMRMA_WIRE_SEND, 0);
+	amrma_wire_hdr_of(b)->type = AMRMA_WIRE_SEND + 1;
+	seal(b, len);
+	out("reject", AMRMA_WIRE_ERR_BAD_TYPE, b, len);
 	printf("wrote %u frames to %s\n", seq_no, dir);
 	return 0;
 }

@@ -56,6 +56,19 @@ perf_summary(double *v, uint64_t n, double *median, double *p99)
 	*p99 = v[RTE_MIN(n - 1, (n * 99) / 100)];
 }
 
+double
+perf_iqm(const double *v, uint64_t n)
+{
+	uint64_t i, lo = n / 4, hi = n - n / 4;
+	double sum = 0;
+
+	if (hi <= lo)
+		return n != 0 ? v[n / 2] : 0;
+	for (i = lo; i < hi; i++)
+		sum += v[i];
+	return sum / (double)(hi - lo);
+}
+
 /* rates as integers, times with ns resolution: no exponents in the JSON */
 static void
 print_num(double v)
@@ -258,6 +271,39 @@ am_round_trip(struct amrma_ctx *ctx, struct amrma_ep dst, const uint8_t *buf, ui
 	return t0;
 }
 
+/*
+ * What one empty poll costs, amrma's and the bare ethdev RX burst the raw echo spins on:
+ * a frame waits on average half a poll before it is seen, on both sides of a round trip.
+ * Measured while the link is quiet (the server waits for our next request).
+ */
+#define IDLE_POLLS 200000u
+static void
+idle_poll_cost(struct amrma_ctx *ctx, double *am_ns, double *raw_ns)
+{
+	double ns = 1e9 / (double)rte_get_tsc_hz();
+	struct rte_mbuf *pkts[32];
+	uint64_t t0, t1, t2;
+	unsigned int i, seen = 0;
+
+	t0 = rte_rdtsc();
+	for (i = 0; i < IDLE_POLLS; i++)
+		amrma_ctx_poll(ctx, 32);
+	t1 = rte_rdtsc();
+	for (i = 0; i < IDLE_POLLS; i++) {
+		uint16_t n = rte_eth_rx_burst(A.port_id, 0, pkts, RTE_DIM(pkts));
+
+		if (unlikely(n != 0)) {	/* a late ack of ours may still arrive: not ours */
+			seen += n;
+			rte_pktmbuf_free_bulk(pkts, n);
+		}
+	}
+	t2 = rte_rdtsc();
+	*am_ns = (double)(t1 - t0) * ns / IDLE_POLLS;
+	*raw_ns = (double)(t2 - t1) * ns / IDLE_POLLS;
+	if (seen != 0)
+		fprintf(stderr, "amrma-perf: %u frames arrived during the idle-poll timing\n", seen);
+}
+
 static int
 am_lat(const struct perf_opts *o)
 {
@@ -267,7 +313,7 @@ am_lat(const struct perf_opts *o)
 	double *rtt = calloc(o->iters, sizeof(*rtt));
 	double *req = calloc(o->iters, sizeof(*req)), *rxp = calloc(o->iters, sizeof(*rxp));
 	double med[64], p99[64], req_med[64], rxp_med[64], unused;
-	double raw_med[64], raw_p99[64];
+	double raw_med[64], raw_p99[64], idle_am[64], idle_raw[64], iqm[64], raw_iqm[64];
 	struct perf_raw *raw = o->with_raw ? perf_raw_new(&A) : NULL;
 	struct lat_split ls;
 	uint8_t buf[AMRMA_WIRE_MAX_PAYLOAD];
@@ -302,6 +348,7 @@ am_lat(const struct perf_opts *o)
 
 			for (i = 0; i < o->warmup && !app_stop; i++)
 				am_round_trip(ctx, dst, buf, size, &errors, NULL);
+			idle_poll_cost(ctx, &idle_am[r], &idle_raw[r]);
 			for (i = 0; i < o->iters && !app_stop; i++) {
 				/* one round trip in LAT_SPLIT_EVERY measures the split only */
 				bool split = i % LAT_SPLIT_EVERY == 0;
@@ -316,6 +363,7 @@ am_lat(const struct perf_opts *o)
 				}
 			}
 			perf_summary(rtt, n, &med[r], &p99[r]);
+			iqm[r] = perf_iqm(rtt, n);
 			perf_summary(req, ns, &req_med[r], &unused);
 			perf_summary(rxp, ns, &rxp_med[r], &unused);
 			fprintf(stderr, "am-lat size %u run %u: median %.3f us, p99 %.3f us\n",
@@ -324,7 +372,7 @@ am_lat(const struct perf_opts *o)
 				/* the same round trip without amrma, right after, same link */
 				if (switch_to_raw(ctx, dst) != 0 ||
 				    perf_raw_run(raw, size, o->warmup, o->iters, rtt, &raw_med[r],
-						 &raw_p99[r]) != 0 ||
+						 &raw_p99[r], &raw_iqm[r]) != 0 ||
 				    perf_raw_switch_to_am(raw) != 0) {
 					fprintf(stderr, "amrma-perf: raw echo interleave failed\n");
 					errors++;
@@ -341,17 +389,23 @@ am_lat(const struct perf_opts *o)
 		 * the reply and ran its handler; the rest is link and target */
 		perf_summary(req_med, r, &req_med[0], &unused);
 		perf_summary(rxp_med, r, &rxp_med[0], &unused);
+		perf_summary(idle_am, r, &idle_am[0], &unused);
+		perf_summary(idle_raw, r, &idle_raw[0], &unused);
 		snprintf(extra, sizeof(extra), "\"iters\":%" PRIu64 ",\"frame\":%u,"
-			 "\"errors\":%" PRIu64 ",\"req_call_us\":%.3f,\"reply_poll_us\":%.3f",
-			 o->iters, perf_am_frame_len(size), errors, req_med[0], rxp_med[0]);
+			 "\"errors\":%" PRIu64 ",\"req_call_us\":%.3f,\"reply_poll_us\":%.3f,"
+			 "\"idle_poll_ns\":%.1f,\"raw_idle_poll_ns\":%.1f",
+			 o->iters, perf_am_frame_len(size), errors, req_med[0], rxp_med[0],
+			 idle_am[0], idle_raw[0]);
 		perf_emit(o, "am_rtt_median", "us", (int)size, med, r, extra);
 		perf_emit(o, "am_rtt_p99", "us", (int)size, p99, r, extra);
+		perf_emit(o, "am_rtt_iqm", "us", (int)size, iqm, r, extra);
 		if (raw != NULL) {
 			snprintf(extra, sizeof(extra), "\"iters\":%" PRIu64 ",\"frame\":%u,"
 				 "\"lost\":%" PRIu64 ",\"interleaved\":true", o->iters,
 				 perf_am_frame_len(size), perf_raw_lost(raw));
 			perf_emit(o, "raw_echo_rtt_median", "us", (int)size, raw_med, r, extra);
 			perf_emit(o, "raw_echo_rtt_p99", "us", (int)size, raw_p99, r, extra);
+			perf_emit(o, "raw_echo_rtt_iqm", "us", (int)size, raw_iqm, r, extra);
 		}
 	}
 	free(rtt);

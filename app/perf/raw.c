@@ -217,7 +217,7 @@ perf_raw_lost(const struct perf_raw *e)
 
 int
 perf_raw_run(struct perf_raw *e, uint32_t size, uint64_t warmup, uint64_t iters, double *rtt,
-	     double *median, double *p99)
+	     double *median, double *p99, double *iqm)
 {
 	double us = 1e6 / (double)rte_get_tsc_hz();
 	uint32_t len = perf_am_frame_len(size);
@@ -237,6 +237,8 @@ perf_raw_run(struct perf_raw *e, uint32_t size, uint64_t warmup, uint64_t iters,
 			rtt[n++] = (double)c * us;
 	}
 	perf_summary(rtt, n, median, p99);
+	if (iqm != NULL)
+		*iqm = perf_iqm(rtt, n);
 	return app_stop ? -EINTR : 0;
 }
 
@@ -272,7 +274,8 @@ perf_raw_echo(struct app *a, const struct perf_opts *o)
 		for (r = 0; r < o->repeat && !app_stop; r++) {
 			uint64_t lost0 = e->lost;
 
-			ret = perf_raw_run(e, size, o->warmup, o->iters, rtt, &med[r], &p99[r]);
+			ret = perf_raw_run(e, size, o->warmup, o->iters, rtt, &med[r], &p99[r],
+					   NULL);
 			if (ret != 0)
 				goto out;
 			fprintf(stderr, "raw-echo size %u run %u: median %.3f us, p99 %.3f us, "

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -48,6 +49,8 @@ struct amrma_net_dev {
 	bool memory_link;		/**< frames only cross shared memory (net_memif,
 					 *   net_ring): nothing on the way can corrupt them */
 	unsigned int tx_retries;	/**< extra tries when a TX queue is full */
+	bool ethdev;			/**< the ethdev backend: bursts go straight to the
+					 *   port, without the ops table's indirect call */
 };
 
 /**
@@ -80,7 +83,20 @@ int amrma_net_steer(struct amrma_net_dev *dev, uint16_t udp_base);
 static inline uint16_t
 amrma_net_rx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
+	/* every poll comes here, idle ones too: the common backend costs no call */
+	if (likely(dev->ethdev))
+		return rte_eth_rx_burst(dev->port_id, queue, pkts, n);
 	return dev->ops->rx_burst(dev, queue, pkts, n);
+}
+
+/* One TX burst through the backend. */
+static inline uint16_t
+amrma_net_tx_once(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts,
+		  uint16_t n)
+{
+	if (likely(dev->ethdev))
+		return rte_eth_tx_burst(dev->port_id, queue, pkts, n);
+	return dev->ops->tx_burst(dev, queue, pkts, n);
 }
 
 /**
@@ -91,11 +107,11 @@ amrma_net_rx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, 
 static inline uint16_t
 amrma_net_tx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent = dev->ops->tx_burst(dev, queue, pkts, n);
+	uint16_t sent = amrma_net_tx_once(dev, queue, pkts, n);
 	unsigned int tries = 0;
 
-	while (sent < n && tries++ < dev->tx_retries)
-		sent += dev->ops->tx_burst(dev, queue, pkts + sent, n - sent);
+	while (unlikely(sent < n) && tries++ < dev->tx_retries)
+		sent += amrma_net_tx_once(dev, queue, pkts + sent, n - sent);
 	return sent;
 }
 

@@ -77,6 +77,7 @@ amrma_net_ethdev_open(struct amrma_net_dev *dev, uint16_t port_id, uint16_t nb_q
 
 	memset(dev, 0, sizeof(*dev));
 	dev->ops = &ethdev_ops;
+	dev->ethdev = true;
 	dev->port_id = port_id;
 	dev->nb_queues = nb_queues;
 	dev->socket_id = rte_eth_dev_socket_id(port_id);

@@ -111,6 +111,7 @@ queue_copy(struct amrma_ctx *ctx, struct amrma_ep dst, uint8_t type, uint16_t ha
 	struct amrma_wire_fields f;
 	struct channel *ch;
 	struct rte_mbuf *m;
+	bool at_once;
 	int ret;
 
 	if (len != 0 && payload == NULL)
@@ -118,20 +119,32 @@ queue_copy(struct amrma_ctx *ctx, struct amrma_ep dst, uint8_t type, uint16_t ha
 	ret = request_check(ctx, dst, handler, nargs, len, done, &ch);
 	if (ret != 0)
 		return ret;
-	if (type == AMRMA_WIRE_SEND ||
-	    !frame_append(ctx, ch, type, handler, args, nargs, payload, len, 0,
-			  request_token(ctx))) {
-		msg_fields(ctx, ch, type, handler, nargs, len, 0, request_token(ctx), &f);
-		m = frame_alloc(ctx, ch, &f, args, payload);
-		if (m == NULL)
-			return -ENOBUFS;
-		if (type == AMRMA_WIRE_SEND) {
-			send_queue(ctx, ch, m, true, done, arg);
-			return 0;
-		}
-		chan_queue(ctx, ch, m, true);	/* cannot fail: room was checked */
+	/*
+	 * Outside a poll, a message to an idle channel leaves at once: nothing is in flight
+	 * for it to wait behind, and coalescing only pays while frames queue up. (The next
+	 * poll would send it anyway; a round trip need not wait for the application to
+	 * call it.)
+	 */
+	at_once = !ctx->in_poll && ch->snd_una == ch->snd_nxt;
+	if (!at_once && type != AMRMA_WIRE_SEND &&
+	    frame_append(ctx, ch, type, handler, args, nargs, payload, len, 0,
+			 request_token(ctx))) {
+		request_track(ctx, ch, done, arg, OP_WAIT);
+		return 0;
 	}
-	request_track(ctx, ch, done, arg, OP_WAIT);
+	msg_fields(ctx, ch, type, handler, nargs, len, 0, request_token(ctx), &f);
+	m = frame_alloc(ctx, ch, &f, args, payload);
+	if (m == NULL)
+		return -ENOBUFS;
+	if (type == AMRMA_WIRE_SEND) {
+		send_queue(ctx, ch, m, !at_once, done, arg);
+	} else {
+		/* tracked first: its silence timer must be set when the frame leaves */
+		request_track(ctx, ch, done, arg, OP_WAIT);
+		chan_queue(ctx, ch, m, !at_once);	/* cannot fail: room was checked */
+	}
+	if (at_once)
+		ctx_tx_burst(ctx);
 	return 0;
 }
 
@@ -527,14 +540,25 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	if (unlikely(ch->dead))
 		goto out;
 	ch->last_rx = now;
-	if (v.flags & AMRMA_WIRE_F_ACK_VALID)
-		chan_on_ack(ctx, ch, v.ack, v.sack, now);
+	if (v.flags & AMRMA_WIRE_F_ACK_VALID) {
+		/* applied after the handlers (chan_acks_apply); one entry per frame */
+		struct rx_ack *a = &ctx->rx_acks[ctx->nb_rx_acks++];
+
+		a->ch = ch;
+		a->peer_epoch = ch->peer_epoch;
+		a->ack = v.ack;
+		a->sack = v.sack;
+	}
 	if (v.type == AMRMA_WIRE_ACK)
 		goto out;
-	/* requests run only if each reply will fit; otherwise the frame is resent later */
+	/* requests run only if each reply will fit; otherwise the frame is resent later.
+	 * The acks that came so far may make the room. */
 	if (v.nb_req != 0 && chan_queued(ch) + v.nb_req > CH_SLOTS) {
-		ctx->st.no_reply_room++;
-		goto out;
+		chan_acks_apply(ctx, now);
+		if (chan_queued(ch) + v.nb_req > CH_SLOTS) {
+			ctx->st.no_reply_room++;
+			goto out;
+		}
 	}
 	if (!chan_on_seq(ctx, ch, v.seq, now))
 		goto out;

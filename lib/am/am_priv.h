@@ -92,6 +92,14 @@ struct op {
 
 enum in_handler { IN_NONE = 0, IN_REQUEST, IN_REPLY, IN_SEND };
 
+/* An acknowledgement a received frame carried, applied after the burst's handlers ran. */
+struct rx_ack {
+	struct channel *ch;
+	uint32_t peer_epoch;	/* the channel's peer when it came: a reset voids it */
+	uint32_t ack;
+	uint32_t sack;
+};
+
 struct amrma_ctx {
 	struct amrma_node *node;
 	struct amrma_net_dev *dev;
@@ -132,6 +140,8 @@ struct amrma_ctx {
 	void *hook_arg;
 	void *priv;
 	struct rte_mbuf *tx[TX_BUF];
+	struct rx_ack rx_acks[RX_BURST];	/* of the frames being handled (chan_acks_apply) */
+	uint32_t nb_rx_acks;
 	/* payloads split across segments; whole coalesced frames that arrived in several */
 	uint8_t scratch[AMRMA_WIRE_HDR_LEN + 8 * AMRMA_WIRE_MAX_ARGS + AMRMA_WIRE_MAX_PAYLOAD];
 } __rte_cache_aligned;
@@ -167,6 +177,7 @@ int chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bo
 void chan_close_all(struct amrma_ctx *ctx);
 void chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sack,
 		 uint64_t now);
+void chan_acks_apply(struct amrma_ctx *ctx, uint64_t now);
 /* 1: deliver, 0: drop (duplicate / out of window); `room` says whether we may accept */
 int chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t now);
 void chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now);

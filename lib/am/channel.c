@@ -310,6 +310,25 @@ chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32_t sa
 		op_sent_acked(ctx, sent_ops[i]);
 }
 
+/*
+ * The acknowledgements of the frames just handled, in the order they came. They wait
+ * until the handlers ran and their replies left: freeing acknowledged frames and sampling
+ * the RTT is bookkeeping that a round trip should not wait for.
+ */
+void
+chan_acks_apply(struct amrma_ctx *ctx, uint64_t now)
+{
+	uint32_t i, n = ctx->nb_rx_acks;
+
+	ctx->nb_rx_acks = 0;	/* first: what runs below may receive nothing, but be safe */
+	for (i = 0; i < n; i++) {
+		const struct rx_ack *a = &ctx->rx_acks[i];
+
+		if (!a->ch->dead && a->ch->peer_epoch == a->peer_epoch)
+			chan_on_ack(ctx, a->ch, a->ack, a->sack, now);
+	}
+}
+
 void
 chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now)
 {

@@ -414,11 +414,10 @@ op_issue(struct rma_ctx *rc, struct rma_op *op)
 	return sent;
 }
 
-/* Poll hook: push chunks of active operations, finish released zero-copy ones. */
-static int
-rma_poll(struct amrma_ctx *ctx, void *arg)
+/* The poll hook's work, when there is any (rma_poll). */
+static __rte_noinline int
+rma_poll_work(struct amrma_ctx *ctx, struct rma_ctx *rc)
 {
-	struct rma_ctx *rc = arg;
 	struct rma_op *op, *tmp;
 	int work = 0;
 
@@ -447,6 +446,21 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 		work++;
 	}
 	return work;
+}
+
+/*
+ * Poll hook: push chunks of active operations, finish released zero-copy ones, expire
+ * what timed out. Called on every poll, also idle ones: the common case is one test.
+ */
+static int
+rma_poll(struct amrma_ctx *ctx, void *arg)
+{
+	struct rma_ctx *rc = arg;
+
+	if (likely(TAILQ_EMPTY(&rc->active) && rc->nb_done == 0 && rc->nb_rx_done == 0 &&
+		   TAILQ_EMPTY(&rc->finishing) && amrma_ctx_now(ctx) < rc->next_scan))
+		return 0;
+	return rma_poll_work(ctx, rc);
 }
 
 static int

@@ -451,6 +451,51 @@ test_coalesce(void **state)
 			 s1.rx_rejected[AMRMA_WIRE_ERR_TRUNCATED], 0);
 }
 
+/*
+ * A request to an idle channel is handed to the port by the call itself, outside any
+ * poll; requests behind it (the channel is busy now) wait for the poll and share a frame.
+ * Everything is still answered exactly once.
+ */
+static void
+test_idle_channel_at_once(void **state)
+{
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	struct amrma_am_stats before, after;
+	struct target t = { .n = 4 };
+	struct amrma_node_conf c;
+	struct harness h;
+	uint64_t args[2] = { 0, 0 };
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	assert_int_equal(h_create(&h, 2, 1, &c), 0);
+	register_all(&h);
+	memset(&L, 0, sizeof(L));
+	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &before);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL, 0,
+					  load_done, (void *)(uintptr_t)0), 0);
+	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &after);
+	assert_int_equal(after.tx_frames, before.tx_frames + 1);
+	for (i = 1; i < 4; i++) {
+		args[0] = i;
+		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL,
+						  0, load_done, (void *)(uintptr_t)i), 0);
+	}
+	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &after);
+	assert_int_equal(after.tx_frames, before.tx_frames + 1);	/* still queued */
+	assert_true(h_run_until(&h, all_done, &t, 2000));
+	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &after);
+	assert_int_equal(after.tx_coalesced - before.tx_coalesced, 2);
+	assert_int_equal(L.done_ok, 4);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(L.handled[i], 1);
+		assert_int_equal(L.replied[i], 1);
+	}
+	assert_int_equal(L.bad_data, 0);
+	quiesce_and_destroy(&h);
+}
+
 /* one-way sink: args = {id, crc}; counts runs per id, and tries the forbidden reply */
 static int sink_reply_ret;
 
@@ -599,8 +644,9 @@ test_dead_peer(void **state)
 	amrma_node_stats_get(h.n[0].node, &st);
 	assert_int_equal(st.peers_dead, 1);
 	assert_int_equal(st.ops_failed, 10);
-	/* the ten requests left together in one frame, resent five times */
-	assert_int_equal(st.tx_coalesced, 9);
+	/* the first request left at once (idle channel), the nine behind it together in
+	 * one frame; both frames were resent five times */
+	assert_int_equal(st.tx_coalesced, 8);
 	assert_int_equal(st.retransmits, 5 * (10 - st.tx_coalesced));
 	h.n[1].frozen = false;
 	quiesce_and_destroy(&h);
@@ -968,6 +1014,7 @@ main(void)
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_inline_retransmit),
 		cmocka_unit_test(test_coalesce),
+		cmocka_unit_test(test_idle_channel_at_once),
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),
 	};

@@ -219,13 +219,76 @@ amrma_am_send_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler,
 	return queue_mbuf(ctx, dst, AMRMA_WIRE_SEND, handler, args, nargs, payload, done, arg);
 }
 
+/* A reply in the channel's open frame or in a frame of its own. */
+static int
+reply_queue(struct amrma_ctx *ctx, uint16_t handler, const uint64_t *args,
+	    unsigned int nargs, const void *payload, uint16_t len, int16_t status)
+{
+	struct amrma_wire_fields f;
+	struct rte_mbuf *m;
+
+	if (!frame_append(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, handler, args, nargs, payload, len,
+			  status, ctx->tok_wire)) {
+		msg_fields(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, handler, nargs, len, status,
+			   ctx->tok_wire, &f);
+		m = frame_alloc(ctx, ctx->tok_ch, &f, args, payload);
+		if (m == NULL)
+			return -ENOBUFS;
+		/* room for this reply was reserved before the handler ran */
+		chan_queue(ctx, ctx->tok_ch, m, true);
+	}
+	return 0;
+}
+
+/*
+ * The reply can wait to be built over its request's frame: its payload is empty or in
+ * that frame, the frame has the room, and no open frame would carry it for less.
+ */
+static inline bool
+reply_fits_request(const struct amrma_ctx *ctx, unsigned int nargs, const void *payload,
+		   uint16_t len)
+{
+	const struct rte_mbuf *m = ctx->tok_mbuf;
+	uintptr_t base, p = (uintptr_t)payload;
+
+	if (m == NULL || ctx->tok_ch->open != NULL)
+		return false;
+	base = (uintptr_t)rte_pktmbuf_mtod(m, const void *);
+	return (len == 0 || (p >= base && p + len <= base + m->data_len)) &&
+	       amrma_wire_hdr_len(nargs) + len <= (uint32_t)(m->buf_len - m->data_off);
+}
+
+/*
+ * The handler returned: a waiting reply goes out, over the request's frame unless the
+ * handler kept it. Returns true when the frame now carries the reply (the channel holds
+ * it; the caller must not free it).
+ */
+static bool
+reply_flush(struct amrma_ctx *ctx, struct rte_mbuf *m, bool kept)
+{
+	struct amrma_wire_fields f;
+
+	ctx->reply_pend = false;
+	if (kept) {
+		/* the payload is in the kept frame, still there */
+		if (reply_queue(ctx, ctx->pend.handler, ctx->pend.args, ctx->pend.nargs,
+				ctx->pend.payload, ctx->pend.len, ctx->pend.status) != 0)
+			ctx->st.tx_drops++;
+		return false;
+	}
+	msg_fields(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, ctx->pend.handler, ctx->pend.nargs,
+		   ctx->pend.len, ctx->pend.status, ctx->tok_wire, &f);
+	frame_over(ctx->tok_ch, m, &f, ctx->pend.args, ctx->pend.payload);
+	chan_queue(ctx, ctx->tok_ch, m, true);
+	ctx->st.replies_in_place++;
+	return true;
+}
+
 int
 amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
 	       const uint64_t *args, unsigned int nargs, const void *payload,
 	       uint16_t len, int16_t status)
 {
-	struct amrma_wire_fields f;
-	struct rte_mbuf *m;
 	int ret;
 
 	if (ctx->in_handler != IN_REQUEST || tok != ctx->tok) {
@@ -241,15 +304,19 @@ amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler,
 		return ret;
 	if (handler >= AMRMA_WIRE_MAX_HANDLERS && handler != AMRMA_WIRE_NO_HANDLER)
 		return -EINVAL;
-	if (!frame_append(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, handler, args, nargs, payload, len,
-			  status, ctx->tok_wire)) {
-		msg_fields(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, handler, nargs, len, status,
-			   ctx->tok_wire, &f);
-		m = frame_alloc(ctx, ctx->tok_ch, &f, args, payload);
-		if (m == NULL)
-			return -ENOBUFS;
-		/* room for this reply was reserved before the handler ran */
-		chan_queue(ctx, ctx->tok_ch, m, true);
+	if (reply_fits_request(ctx, nargs, payload, len)) {
+		ctx->pend.handler = handler;
+		ctx->pend.nargs = (uint8_t)nargs;
+		ctx->pend.status = status;
+		ctx->pend.len = len;
+		ctx->pend.payload = payload;
+		if (nargs != 0)
+			memcpy(ctx->pend.args, args, 8u * nargs);
+		ctx->reply_pend = true;
+	} else {
+		ret = reply_queue(ctx, handler, args, nargs, payload, len, status);
+		if (ret != 0)
+			return ret;
 	}
 	ctx->replied = true;
 	return 0;
@@ -333,12 +400,17 @@ on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	const struct handler_ent *h = &ctx->node->handlers[v->handler];
 	struct amrma_am_msg msg;
 	int ret = -ENOENT;
+	bool over = false;
 
 	ctx->in_handler = IN_REQUEST;
 	ctx->replied = false;
 	ctx->tok = ++ctx->tok_gen;
 	ctx->tok_ch = ch;
 	ctx->tok_wire = v->token;
+	/* a frame of one message, in one direct segment that only we reference, can carry
+	 * the reply back */
+	ctx->tok_mbuf = !(v->flags & AMRMA_WIRE_F_MORE) && linear && RTE_MBUF_DIRECT(m) &&
+			rte_mbuf_refcnt_read(m) == 1 ? m : NULL;
 	if (h->fn != NULL) {
 		fill_msg(ctx, m, v, linear, &msg);
 		ctx->st.requests_handled++;
@@ -351,9 +423,12 @@ on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 		amrma_am_reply(ctx, ctx->tok, AMRMA_WIRE_NO_HANDLER, NULL, 0, NULL, 0,
 			       (int16_t)(ret < 0 ? ret : 0));
 	}
+	if (ctx->reply_pend)
+		over = reply_flush(ctx, m, ret == AMRMA_AM_KEEP_MBUF);
+	ctx->tok_mbuf = NULL;
 	ctx->in_handler = IN_NONE;
 	ctx->tok = 0;
-	return ret == AMRMA_AM_KEEP_MBUF;
+	return ret == AMRMA_AM_KEEP_MBUF || over;
 }
 
 /* A one-way message: its handler runs, no reply is allowed or sent. */

@@ -117,6 +117,21 @@ struct amrma_ctx {
 	uint64_t tok_gen;
 	struct channel *tok_ch;
 	uint32_t tok_wire;		/* initiator's token to echo */
+	/*
+	 * A reply whose payload is empty or inside its request's frame waits (reply_pend)
+	 * until the handler returned: unless the handler keeps the request's mbuf, the
+	 * reply is then built over it, with no mbuf to allocate and none to free.
+	 */
+	struct rte_mbuf *tok_mbuf;	/* the request's frame, if it can carry the reply */
+	bool reply_pend;
+	struct {
+		uint16_t handler;
+		uint8_t nargs;
+		int16_t status;
+		uint16_t len;
+		const void *payload;
+		uint64_t args[AMRMA_WIRE_MAX_ARGS];
+	} pend;
 	/* channels: by_node[node] -> array of the peer's contexts; all[] for scans */
 	struct channel **by_node;
 	uint8_t *peer_nb_ctx;
@@ -214,6 +229,8 @@ msg_fields(const struct amrma_ctx *ctx, const struct channel *ch, uint8_t type,
 struct rte_mbuf *frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 			     const struct amrma_wire_fields *f, const uint64_t *args,
 			     const void *payload);
+void frame_over(const struct channel *ch, struct rte_mbuf *m,
+		const struct amrma_wire_fields *f, const uint64_t *args, const void *payload);
 struct rte_mbuf *frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 				   const struct amrma_wire_fields *f, const uint64_t *args,
 				   struct rte_mbuf *payload);

@@ -179,6 +179,9 @@ uint16_t amrma_am_max_payload(const struct amrma_ctx *ctx, unsigned int nargs);
 /**
  * Send a request (short: len 0; medium: payload copied into the frame).
  * The payload buffer is reusable on return. done(ctx, arg, status) runs exactly once.
+ * Called outside a poll to an endpoint with nothing in flight, the frame goes to the port
+ * before this returns; otherwise it leaves with the next poll, sharing a frame with the
+ * messages queued behind it when coalescing is on.
  *
  * @return 0; -EPERM inside a handler; -EAGAIN when the operation table or the channel
  *   queue is full (poll, then retry); -EMSGSIZE; -EINVAL; -ENOTCONN for a dead peer;
@@ -284,6 +287,7 @@ struct amrma_am_stats {
 	uint64_t tx_coalesced;		/**< messages sent in another message's frame */
 	uint64_t rx_coalesced;		/**< messages received in another message's frame */
 	uint64_t sends_handled;		/**< one-way messages whose handler ran */
+	uint64_t replies_in_place;	/**< replies built over their request's frame */
 };
 
 /** Copy ctx's counters into out. */

@@ -36,6 +36,36 @@ frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 	return m;
 }
 
+/*
+ * A frame built over a received one (one direct segment, ours alone, room checked by the
+ * caller): a reply whose payload is empty or inside its request needs no mbuf of its own.
+ * The payload moves first, then the headers go over the request's; args must not point
+ * into m.
+ */
+void
+frame_over(const struct channel *ch, struct rte_mbuf *m, const struct amrma_wire_fields *f,
+	   const uint64_t *args, const void *payload)
+{
+	struct amrma_wire_fields fe = *f;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	size_t hlen = amrma_wire_hdr_len(f->nargs);
+
+	if (f->payload_len != 0 && payload != p + hlen)
+		memmove(p + hlen, payload, f->payload_len);
+	fe.dst_epoch = ch->peer_epoch;
+	amrma_wire_tmpl_build(p, &ch->tmpl, &fe, args);
+	m->data_len = (uint16_t)(hlen + f->payload_len);
+	m->pkt_len = m->data_len;
+	/* what the port said of it on RX means nothing on TX */
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	m->tx_offload = 0;
+	m->l2_len = sizeof(struct rte_ether_hdr);
+	m->l3_len = sizeof(struct rte_ipv4_hdr);
+}
+
 /* Headers in a fresh mbuf, the payload segment(s) chained behind it (zero-copy). */
 struct rte_mbuf *
 frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,

@@ -259,5 +259,6 @@ amrma_am_stats_foreach(const struct amrma_am_stats *s,
 	F(retransmits); F(fast_retransmits); F(timeouts); F(acks_sent); F(tx_drops); F(ops_completed);
 	F(ops_failed); F(peers_dead); F(peer_restarts); F(stale_epoch);
 	F(tx_coalesced); F(rx_coalesced); F(sends_handled);
+	F(replies_in_place);
 #undef F
 }

@@ -18,7 +18,8 @@
 #include "am_priv.h"	/* TX_INLINE_SLOTS */
 #include "harness.h"
 
-enum { H_ECHO = 1, H_ECHO_REPLY, H_RULES, H_RULES_REPLY, H_FAIL, H_COUNT, H_NOTHING, H_SINK };
+enum { H_ECHO = 1, H_ECHO_REPLY, H_RULES, H_RULES_REPLY, H_FAIL, H_COUNT, H_NOTHING, H_SINK,
+       H_SHIFT, H_KEEP, H_OUTSIDE, H_OVER_REPLY };
 
 /* --- a request/reply workload that checks exactly-once delivery and payload integrity --- */
 
@@ -493,6 +494,129 @@ test_idle_channel_at_once(void **state)
 		assert_int_equal(L.replied[i], 1);
 	}
 	assert_int_equal(L.bad_data, 0);
+	quiesce_and_destroy(&h);
+}
+
+/*
+ * Replies built over their request's frame. Requests: args {id, crc}, payload of len
+ * bytes. H_SHIFT replies with four arguments and the request's payload, which must move
+ * 16 bytes down the frame; H_KEEP replies the same way but keeps the request's mbuf, which
+ * must come back untouched; H_OUTSIDE replies with a payload of its own. The reply
+ * handler checks {id, crc, id + 1, ~id} and the payload's crc.
+ */
+#define OVER_KEEP_MAX 64
+static struct rte_mbuf *over_kept[OVER_KEEP_MAX];
+static unsigned int over_nb_kept;
+static uint8_t over_outside[512];
+
+static int
+over_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	     void *arg)
+{
+	uint64_t id = msg->args[0];
+	uint64_t out[4] = { id, msg->args[1], id + 1, ~id };
+	const void *payload = msg->payload;
+	int ret;
+
+	RTE_SET_USED(arg);
+	if (id < MAX_IDS)
+		L.handled[id]++;
+	if (msg->handler == H_OUTSIDE) {
+		memcpy(over_outside, msg->payload, msg->len);
+		payload = over_outside;
+	}
+	ret = amrma_am_reply(ctx, tok, H_OVER_REPLY, out, 4, payload, msg->len, 0);
+	if (ret != 0 || msg->handler != H_KEEP || over_nb_kept == OVER_KEEP_MAX)
+		return ret;
+	over_kept[over_nb_kept++] = msg->mbuf;
+	return AMRMA_AM_KEEP_MBUF;
+}
+
+static int
+over_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+		   const struct amrma_am_msg *msg, void *arg)
+{
+	uint64_t id = msg->args[0];
+
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	if (id < MAX_IDS)
+		L.replied[id]++;
+	if (msg->nargs != 4 || msg->args[2] != id + 1 || msg->args[3] != ~id ||
+	    msg->args[1] != rte_hash_crc(msg->payload, msg->len, (uint32_t)id))
+		L.bad_data++;
+	return 0;
+}
+
+static void
+test_reply_over_request(void **state)
+{
+	static const uint16_t handlers[] = { H_SHIFT, H_KEEP, H_OUTSIDE };
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	struct amrma_am_stats before, after;
+	struct amrma_node_conf c;
+	struct target t;
+	struct harness h;
+	uint8_t buf[128];
+	uint64_t args[2];
+	unsigned int k, i, id;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	assert_int_equal(h_create(&h, 2, 1, &c), 0);
+	for (i = 0; i < 2; i++) {
+		for (k = 0; k < RTE_DIM(handlers); k++)
+			amrma_am_register(h.n[i].node, handlers[k], over_handler, NULL);
+		amrma_am_register(h.n[i].node, H_OVER_REPLY, over_reply_handler, NULL);
+	}
+	memset(&L, 0, sizeof(L));
+	over_nb_kept = 0;
+	for (k = 0; k < RTE_DIM(handlers); k++) {
+		amrma_ctx_stats_get(h_ctx(&h, 1, 0), &before);
+		for (i = 0; i < 20; i++) {
+			/* one at a time: each request in a frame of its own */
+			id = k * 100 + i;
+			args[0] = id;
+			args[1] = fill(buf, id, (uint16_t)(i * 4));
+			assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, handlers[k], args,
+							  2, buf, (uint16_t)(i * 4), load_done,
+							  NULL), 0);
+			t.n = k * 20 + i + 1;
+			assert_true(h_run_until(&h, all_done, &t, 2000));
+			assert_int_equal(L.handled[id], 1);
+			assert_int_equal(L.replied[id], 1);
+		}
+		amrma_ctx_stats_get(h_ctx(&h, 1, 0), &after);
+		/* H_SHIFT's replies go over their requests, H_OUTSIDE's only when empty
+		 * (i == 0), H_KEEP's never (small frames: over net_ring the request's mbuf
+		 * is then the target's alone, the sender keeps a copy) */
+		assert_int_equal(after.replies_in_place - before.replies_in_place,
+				 handlers[k] == H_SHIFT ? 20 : handlers[k] == H_OUTSIDE ? 1 : 0);
+	}
+	assert_int_equal(L.done_ok, 60);
+	assert_int_equal(L.bad_data, 0);
+	/* the kept requests are as they came */
+	assert_int_equal(over_nb_kept, 20);
+	for (i = 0; i < over_nb_kept; i++) {
+		struct rte_mbuf *m = over_kept[i];
+		struct amrma_wire_view v;
+		struct amrma_wire_rx_params rxp = { .skip_csum = true };
+
+		rxp.mac = rte_pktmbuf_mtod(m, struct rte_ether_hdr *)->dst_addr;
+		rxp.node_id = 1;
+		rxp.udp_base = c.udp_base;
+		rxp.nb_ctx = 1;
+		assert_int_equal(amrma_wire_parse(rte_pktmbuf_mtod(m, void *),
+						  rte_pktmbuf_data_len(m), &rxp, &v), AMRMA_WIRE_OK);
+		assert_int_equal(v.type, AMRMA_WIRE_REQUEST);
+		assert_int_equal(v.handler, H_KEEP);
+		assert_int_equal(v.nargs, 2);
+		assert_int_equal(amrma_wire_arg(&v, 0), 100 + i);
+		assert_int_equal(amrma_wire_arg(&v, 1),
+				 rte_hash_crc(v.payload, v.payload_len, 100 + i));
+		rte_pktmbuf_free(m);
+	}
 	quiesce_and_destroy(&h);
 }
 
@@ -1015,6 +1139,7 @@ main(void)
 		cmocka_unit_test(test_inline_retransmit),
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_idle_channel_at_once),
+		cmocka_unit_test(test_reply_over_request),
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),
 	};

@@ -234,7 +234,8 @@ int amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler
 /**
  * One round of progress: TX flush, RX burst of at most budget frames, validate, dispatch,
  * acks, retransmit timers, TX flush.
- * @return the amount of work done (0 = idle).
+ * @return the amount of work done: frames received, frames handed to the port and the
+ *   poll hook's work. 0 = idle: frames waiting for a port that takes none do not count.
  */
 int amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget);
 

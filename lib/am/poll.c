@@ -69,8 +69,9 @@ int
 amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 {
 	struct rte_mbuf *pkts[RX_BURST];
-	unsigned int n, work = ctx->nb_tx + ctx->nb_open;
-	uint64_t now;
+	bool queued = ctx->nb_tx + ctx->nb_open != 0;
+	uint64_t now, tx0 = ctx->st.tx_frames;
+	unsigned int n, work = 0;
 
 	/*
 	 * rdtsc costs 20-30 ns on some VMs (the one these numbers come from among them), as
@@ -79,13 +80,13 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 	 * timers (a fraction of a microsecond late while the application keeps polling).
 	 */
 	ctx->in_poll = true;
-	if (work != 0) {
+	if (queued) {
 		/* requests issued since the last poll leave first */
 		ctx->now = rte_rdtsc();
 		ctx_tx_flush(ctx);
 	}
 	n = amrma_net_rx(ctx->dev, ctx->idx, pkts, (uint16_t)RTE_MIN(budget, RX_BURST));
-	if (work == 0 && n == 0 && ctx->nb_ack == 0 && rte_ring_empty(ctx->steer) &&
+	if (!queued && n == 0 && ctx->nb_ack == 0 && rte_ring_empty(ctx->steer) &&
 	    (++ctx->idle_polls & (IDLE_CLOCK_EVERY - 1)) != 0) {
 		/*
 		 * Idle: nothing came, nothing waits to leave and the clock stands still, so
@@ -101,7 +102,7 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 		now = ctx->now;
 		goto tail;
 	}
-	if (work == 0)
+	if (!queued)
 		ctx->now = rte_rdtsc();
 	now = ctx->now;
 	if (n != 0) {
@@ -126,11 +127,12 @@ tail:
 		ctx->next_tick = now + ctx->node->tick_tsc;
 		chan_timers(ctx, now);
 	}
-	work += ctx->nb_tx;
 	ctx_tx_flush(ctx);
 out:
 	ctx->in_poll = false;
-	return (int)work;
+	/* frames that the port did not take are no work done: a link that takes nothing
+	 * lets the idle back-off sleep */
+	return (int)(work + (ctx->st.tx_frames - tx0));
 }
 
 int

@@ -14,6 +14,7 @@
 
 #include <rte_cycles.h>
 #include <rte_hash_crc.h>
+#include <rte_malloc.h>
 
 #include "am_priv.h"	/* TX_INLINE_SLOTS */
 #include "harness.h"
@@ -1044,6 +1045,61 @@ test_rules(void **state)
 }
 
 /* Backpressure: the op table and the channel queue are bounded, and say so. */
+/* A port that takes no frame (a full queue, a link that is down). */
+static bool tx_blocked;
+
+static uint16_t
+block_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	RTE_SET_USED(port);
+	RTE_SET_USED(queue);
+	RTE_SET_USED(pkts);
+	RTE_SET_USED(arg);
+	return tx_blocked ? 0 : n;	/* the caller keeps what is not sent */
+}
+
+/*
+ * While the port takes nothing, a request waits in the context and polls report no work
+ * (so an idle back-off may sleep); once the port takes frames again it leaves and
+ * completes.
+ */
+static void
+test_blocked_port_is_idle(void **state)
+{
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	const struct rte_eth_rxtx_callback *cb;
+	struct amrma_node_conf c;
+	struct target t = { .n = 1 };
+	struct amrma_am_stats st;
+	uint64_t a[2] = { 7, 0 };
+	struct harness h;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	assert_int_equal(h_create(&h, 2, 1, &c), 0);
+	register_all(&h);
+	memset(&L, 0, sizeof(L));
+	cb = rte_eth_add_tx_callback(h.n[0].port, 0, block_tx, NULL);
+	assert_non_null(cb);
+	tx_blocked = true;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, a, 2, NULL, 0, load_done,
+					  (void *)(uintptr_t)7), 0);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(amrma_ctx_poll(h_ctx(&h, 0, 0), 32), 0);
+	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &st);
+	assert_int_equal(st.tx_frames, 0);
+	tx_blocked = false;
+	assert_true(amrma_ctx_poll(h_ctx(&h, 0, 0), 32) >= 1);	/* it left */
+	assert_true(h_run_until(&h, all_done, &t, 2000));
+	assert_int_equal(L.done_ok, 1);
+	assert_int_equal(L.handled[7], 1);
+	assert_int_equal(L.replied[7], 1);
+	assert_int_equal(rte_eth_remove_tx_callback(h.n[0].port, 0, cb), 0);
+	rte_free((void *)(uintptr_t)cb);	/* nobody sends now */
+	quiesce_and_destroy(&h);
+}
+
 static void
 test_backpressure(void **state)
 {
@@ -1143,6 +1199,7 @@ main(void)
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_idle_channel_at_once),
 		cmocka_unit_test(test_reply_over_request),
+		cmocka_unit_test(test_blocked_port_is_idle),
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),
 	};

@@ -83,7 +83,7 @@ struct amrma_wire_hdr {
  * and payload follow. Addresses, sequence number and acks are the frame's.
  */
 struct amrma_wire_sub {
-	uint8_t type;		/**< AMRMA_WIRE_REQUEST or AMRMA_WIRE_REPLY */
+	uint8_t type;		/**< AMRMA_WIRE_REQUEST, AMRMA_WIRE_REPLY or AMRMA_WIRE_SEND */
 	uint8_t nargs;
 	rte_be16_t handler;
 	rte_be16_t payload_len;

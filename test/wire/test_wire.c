@@ -540,6 +540,24 @@ test_coalesced_rejections(void **state)
 	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s + 4, 0xff, 0));	/* len */
 	REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, mutate_coalesced(s + 2, 0x01, 0));	/* 276 */
 	REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, mutate_coalesced(s + 2, 0xff, 0)); /* request: 0xff14 */
+	/* no handler: only a reply may name none, a request or a one-way message may not */
+	{
+		static const uint8_t types[] = { AMRMA_WIRE_REPLY, AMRMA_WIRE_REQUEST,
+						 AMRMA_WIRE_SEND };
+		unsigned int k;
+
+		for (k = 0; k < RTE_DIM(types); k++) {
+			len = build_coalesced(b, sizeof(b), 3);
+			b[s] = types[k];
+			b[s + 2] = AMRMA_WIRE_NO_HANDLER >> 8;
+			b[s + 3] = AMRMA_WIRE_NO_HANDLER & 0xff;
+			amrma_wire_udp_csum_set(b, len);
+			if (types[k] == AMRMA_WIRE_REPLY)
+				assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
+			else
+				REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, amrma_wire_parse(b, len, &rxp, &v));
+		}
+	}
 	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s, AMRMA_WIRE_REQUEST, 1));	/* tail */
 	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s, AMRMA_WIRE_REQUEST, -1));
 	/* F_MORE with nothing after the message, and on an ACK */

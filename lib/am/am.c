@@ -616,8 +616,13 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 		goto out;
 	ch->last_rx = now;
 	if (v.flags & AMRMA_WIRE_F_ACK_VALID) {
-		/* applied after the handlers (chan_acks_apply); one entry per frame */
-		struct rx_ack *a = &ctx->rx_acks[ctx->nb_rx_acks++];
+		/* applied after the handlers (chan_acks_apply); one entry per frame of a
+		 * burst, so the table only fills if a caller hands over more than a burst */
+		struct rx_ack *a;
+
+		if (unlikely(ctx->nb_rx_acks == RX_BURST))
+			chan_acks_apply(ctx, now);
+		a = &ctx->rx_acks[ctx->nb_rx_acks++];
 
 		a->ch = ch;
 		a->peer_epoch = ch->peer_epoch;

@@ -523,7 +523,8 @@ over_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	if (id < MAX_IDS)
 		L.handled[id]++;
 	if (msg->handler == H_OUTSIDE) {
-		memcpy(over_outside, msg->payload, msg->len);
+		if (msg->len != 0)
+			memcpy(over_outside, msg->payload, msg->len);
 		payload = over_outside;
 	}
 	ret = amrma_am_reply(ctx, tok, H_OVER_REPLY, out, 4, payload, msg->len, 0);

@@ -111,6 +111,18 @@ struct target {
 	uint32_t n;
 };
 
+/* Two nodes of one context each, default configuration, echo handlers, a fresh load. */
+static void
+echo_pair(struct harness *h)
+{
+	struct amrma_node_conf c;
+
+	h_conf(&c);
+	assert_int_equal(h_create(h, 2, 1, &c), 0);
+	register_all(h);
+	memset(&L, 0, sizeof(L));
+}
+
 static bool
 all_done(void *arg)
 {
@@ -464,16 +476,12 @@ test_idle_channel_at_once(void **state)
 	struct amrma_ep ep = { .node = 1, .ctx = 0 };
 	struct amrma_am_stats before, after;
 	struct target t = { .n = 4 };
-	struct amrma_node_conf c;
 	struct harness h;
 	uint64_t args[2] = { 0, 0 };
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	h_conf(&c);
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
-	memset(&L, 0, sizeof(L));
+	echo_pair(&h);
 	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &before);
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL, 0,
 					  load_done, (void *)(uintptr_t)0), 0);
@@ -1069,7 +1077,6 @@ test_blocked_port_is_idle(void **state)
 {
 	struct amrma_ep ep = { .node = 1, .ctx = 0 };
 	const struct rte_eth_rxtx_callback *cb;
-	struct amrma_node_conf c;
 	struct target t = { .n = 1 };
 	struct amrma_am_stats st;
 	uint64_t a[2] = { 7, 0 };
@@ -1077,10 +1084,7 @@ test_blocked_port_is_idle(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	h_conf(&c);
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
-	memset(&L, 0, sizeof(L));
+	echo_pair(&h);
 	cb = rte_eth_add_tx_callback(h.n[0].port, 0, block_tx, NULL);
 	assert_non_null(cb);
 	tx_blocked = true;

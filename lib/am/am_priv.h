@@ -222,6 +222,7 @@ msg_fields(const struct amrma_ctx *ctx, const struct channel *ch, uint8_t type,
 		.payload_len = (uint16_t)len,
 		.status = status,
 		.token = token,
+		.dst_epoch = ch->peer_epoch,
 	};
 }
 

@@ -13,7 +13,6 @@ struct rte_mbuf *
 frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 	    const struct amrma_wire_fields *f, const uint64_t *args, const void *payload)
 {
-	struct amrma_wire_fields fe = *f;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
 	size_t len = amrma_wire_hdr_len(f->nargs) + f->payload_len;
 	char *p;
@@ -26,8 +25,7 @@ frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 		return NULL;
 	}
 	/* sizes were checked by the caller against amrma_am_max_payload() */
-	fe.dst_epoch = ch->peer_epoch;
-	p += amrma_wire_tmpl_build(p, &ch->tmpl, &fe, args);
+	p += amrma_wire_tmpl_build(p, &ch->tmpl, f, args);
 	/* inline: a call to memcpy costs as much as copying a small payload */
 	if (f->payload_len)
 		rte_memcpy(p, payload, f->payload_len);
@@ -46,14 +44,12 @@ void
 frame_over(const struct channel *ch, struct rte_mbuf *m, const struct amrma_wire_fields *f,
 	   const uint64_t *args, const void *payload)
 {
-	struct amrma_wire_fields fe = *f;
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	size_t hlen = amrma_wire_hdr_len(f->nargs);
 
 	if (f->payload_len != 0 && payload != p + hlen)
 		memmove(p + hlen, payload, f->payload_len);
-	fe.dst_epoch = ch->peer_epoch;
-	amrma_wire_tmpl_build(p, &ch->tmpl, &fe, args);
+	amrma_wire_tmpl_build(p, &ch->tmpl, f, args);
 	m->data_len = (uint16_t)(hlen + f->payload_len);
 	m->pkt_len = m->data_len;
 	/* what the port said of it on RX means nothing on TX */
@@ -71,7 +67,6 @@ struct rte_mbuf *
 frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 		  const struct amrma_wire_fields *f, const uint64_t *args, struct rte_mbuf *payload)
 {
-	struct amrma_wire_fields fe = *f;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
 	size_t hlen = amrma_wire_hdr_len(f->nargs);
 	char *p;
@@ -83,8 +78,7 @@ frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	fe.dst_epoch = ch->peer_epoch;
-	amrma_wire_tmpl_build(p, &ch->tmpl, &fe, args);
+	amrma_wire_tmpl_build(p, &ch->tmpl, f, args);
 	m->l2_len = sizeof(struct rte_ether_hdr);
 	m->l3_len = sizeof(struct rte_ipv4_hdr);
 	return m;

@@ -185,6 +185,13 @@ main(int argc, char **argv)
 	amrma_wire_hdr_of(b)->type = AMRMA_WIRE_SEND + 1;
 	seal(b, len);
 	out("reject", AMRMA_WIRE_ERR_BAD_TYPE, b, len);
+	/* a further message that is one-way and names no handler */
+	len = build(b, sizeof(b), AMRMA_WIRE_REQUEST, 3);
+	b[s] = AMRMA_WIRE_SEND;
+	b[s + 2] = 0xff;
+	b[s + 3] = 0xff;
+	seal(b, len);
+	out("reject", AMRMA_WIRE_ERR_BAD_HANDLER, b, len);
 	printf("wrote %u frames to %s\n", seq_no, dir);
 	return 0;
 }

@@ -88,18 +88,22 @@ request_track(struct amrma_ctx *ctx, struct channel *ch, amrma_am_done_t done, v
 }
 
 /*
- * A one-way message travels at the head of a frame of its own (later messages may join
- * it), so its slot names exactly one operation, completed when the frame is acked.
+ * Queue a request's or one-way message's own frame. The operation is tracked first: a
+ * frame that leaves at once must find its silence timer set. A one-way message travels at
+ * the head of its frame (later messages may join it), so its slot names exactly one
+ * operation, completed when the frame is acked.
  */
 static void
-send_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool open,
-	   amrma_am_done_t done, void *arg)
+msg_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, uint8_t type,
+	  bool open, amrma_am_done_t done, void *arg)
 {
 	uint32_t seq = ch->snd_nxt;
-	uint32_t idx = request_track(ctx, ch, done, arg, OP_SENT);
+	uint32_t idx = request_track(ctx, ch, done, arg,
+				     type == AMRMA_WIRE_SEND ? OP_SENT : OP_WAIT);
 
 	chan_queue(ctx, ch, m, open);	/* cannot fail: room was checked */
-	ch->slot[seq & (CH_SLOTS - 1)].send_op = idx + 1;
+	if (type == AMRMA_WIRE_SEND)
+		ch->slot[seq & (CH_SLOTS - 1)].send_op = idx + 1;
 }
 
 /* A request (it may join an open frame) or a one-way message with a copied payload. */
@@ -136,13 +140,7 @@ queue_copy(struct amrma_ctx *ctx, struct amrma_ep dst, uint8_t type, uint16_t ha
 	m = frame_alloc(ctx, ch, &f, args, payload);
 	if (m == NULL)
 		return -ENOBUFS;
-	if (type == AMRMA_WIRE_SEND) {
-		send_queue(ctx, ch, m, !at_once, done, arg);
-	} else {
-		/* tracked first: its silence timer must be set when the frame leaves */
-		request_track(ctx, ch, done, arg, OP_WAIT);
-		chan_queue(ctx, ch, m, !at_once);	/* cannot fail: room was checked */
-	}
+	msg_queue(ctx, ch, m, type, !at_once, done, arg);
 	if (at_once)
 		ctx_tx_burst(ctx);
 	return 0;
@@ -188,12 +186,7 @@ queue_mbuf(struct amrma_ctx *ctx, struct amrma_ep dst, uint8_t type, uint16_t ha
 			   request_token(ctx), &f);
 		m = frame_alloc_chain(ctx, ch, &f, args, payload);
 		if (m != NULL) {
-			if (type == AMRMA_WIRE_SEND) {
-				send_queue(ctx, ch, m, false, done, arg);
-			} else {
-				chan_queue(ctx, ch, m, false);
-				request_track(ctx, ch, done, arg, OP_WAIT);
-			}
+			msg_queue(ctx, ch, m, type, false, done, arg);
 			return 0;
 		}
 		ret = -ENOBUFS;

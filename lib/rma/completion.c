@@ -52,7 +52,7 @@ track_get(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, uint64_t tot
 				room = t;
 			continue;
 		}
-		if (t->handle == handle && t->src.node == src.node && t->src.ctx == src.ctx)
+		if (t->handle == handle && ep_same(t->src, src))
 			return t;
 	}
 	if (room == NULL)
@@ -134,8 +134,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		/* not counted, so not placed either: the operation fails as a whole, told
 		 * once (its other chunks in flight are refused quietly) */
 		rc->st.completion_full++;
-		if (msg->args[3] != rc->refused_handle || msg->src.node != rc->refused_src.node ||
-		    msg->src.ctx != rc->refused_src.ctx) {
+		if (msg->args[3] != rc->refused_handle || !ep_same(msg->src, rc->refused_src)) {
 			rc->refused_handle = msg->args[3];
 			rc->refused_src = msg->src;
 			done_push(rc, msg->src, msg->args[3], -ENOSPC);
@@ -209,7 +208,7 @@ put_done_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma
 	RTE_SET_USED(arg);
 	op = msg->nargs >= 2 ? op_from_handle(rc, msg->args[0]) : NULL;
 	if (op == NULL || op->kind != OP_PUT || !op->want_done || op->done_in ||
-	    op->dst.node != msg->src.node || op->dst.ctx != msg->src.ctx) {
+	    !ep_same(op->dst, msg->src)) {
 		rc->st.bad_replies++;
 		return 0;
 	}

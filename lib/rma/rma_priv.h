@@ -221,6 +221,13 @@ int rma_place_held(struct rma_ctx *rc, const struct amrma_region *ref, uint64_t 
 int rma_place_put(struct rma_ctx *rc, uint64_t key, uint64_t off,
 		  const struct amrma_am_msg *msg);
 
+/* Two endpoints are the same context of the same node. */
+static inline bool
+ep_same(struct amrma_ep a, struct amrma_ep b)
+{
+	return a.node == b.node && a.ctx == b.ctx;
+}
+
 static inline struct rma_ctx *
 rc_of(const struct amrma_ctx *ctx)
 {

@@ -292,7 +292,8 @@ idle_poll_cost(struct amrma_ctx *ctx, double *am_ns, double *raw_ns)
 	for (i = 0; i < IDLE_POLLS; i++) {
 		uint16_t n = rte_eth_rx_burst(A.port_id, 0, pkts, RTE_DIM(pkts));
 
-		if (unlikely(n != 0)) {	/* a late ack of ours may still arrive: not ours */
+		/* a late frame (an ack) is dropped here; the protocol resends what matters */
+		if (unlikely(n != 0)) {
 			seen += n;
 			rte_pktmbuf_free_bulk(pkts, n);
 		}

@@ -662,10 +662,10 @@ put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	    void *arg)
 {
 	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
 	if (msg->nargs < 2)
 		return -EPROTO;
 	/* an error goes back in the automatic reply */
-	RTE_SET_USED(arg);
 	return rma_place_put(rc_of(ctx), msg->args[0], msg->args[1], msg);
 }
 

@@ -247,10 +247,8 @@ reply_fits_request(const struct amrma_ctx *ctx, unsigned int nargs, const void *
 	if (m == NULL || ctx->tok_ch->open != NULL)
 		return false;
 	base = (uintptr_t)rte_pktmbuf_mtod(m, const void *);
-	/* frame_over() builds from the default headroom on */
 	return (len == 0 || (p >= base && p + len <= base + m->data_len)) &&
-	       amrma_wire_hdr_len(nargs) + len <=
-	       (uint32_t)(m->buf_len - RTE_MIN(RTE_PKTMBUF_HEADROOM, m->buf_len));
+	       amrma_wire_hdr_len(nargs) + len <= (uint32_t)(m->buf_len - m->data_off);
 }
 
 /*

@@ -44,15 +44,20 @@ void
 frame_over(const struct channel *ch, struct rte_mbuf *m, const struct amrma_wire_fields *f,
 	   const uint64_t *args, const void *payload)
 {
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	size_t hlen = amrma_wire_hdr_len(f->nargs);
-	uint8_t *p;
 
-	/* what the port said of it on RX means nothing on TX; the payload keeps its address */
-	rte_pktmbuf_reset(m);
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + f->payload_len));
 	if (f->payload_len != 0 && payload != p + hlen)
 		memmove(p + hlen, payload, f->payload_len);
 	amrma_wire_tmpl_build(p, &ch->tmpl, f, args);
+	m->data_len = (uint16_t)(hlen + f->payload_len);
+	m->pkt_len = m->data_len;
+	/* what the port said of it on RX means nothing on TX */
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	m->tx_offload = 0;
 	m->l2_len = sizeof(struct rte_ether_hdr);
 	m->l3_len = sizeof(struct rte_ipv4_hdr);
 }

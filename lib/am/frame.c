@@ -52,7 +52,9 @@ frame_over(const struct channel *ch, struct rte_mbuf *m, const struct amrma_wire
 	amrma_wire_tmpl_build(p, &ch->tmpl, f, args);
 	m->data_len = (uint16_t)(hlen + f->payload_len);
 	m->pkt_len = m->data_len;
-	/* what the port said of it on RX means nothing on TX */
+	/* what the port said of it on RX means nothing on TX. Cleared field by field:
+	 * rte_pktmbuf_reset() also writes the mbuf's second cache line, and measured 1-2 %
+	 * slower on the round trip (6 alternating pairs, session 6) */
 	m->ol_flags = 0;
 	m->packet_type = 0;
 	m->vlan_tci = 0;

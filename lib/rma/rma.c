@@ -704,6 +704,7 @@ get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrm
 	struct rma_op *op;
 	uint32_t chunk;
 	uint64_t off, want;
+	int ret;
 
 	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
@@ -718,7 +719,12 @@ get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrm
 		rc->st.bad_replies++;
 		return -EPROTO;
 	}
-	return want != 0 ? amrma_copy(rc->copy, op->buf + off, msg->payload, (uint32_t)want) : 0;
+	if (want == 0)
+		return 0;
+	ret = amrma_copy(rc->copy, op->buf + off, msg->payload, (uint32_t)want);
+	if (ret == 0)
+		rma_place_ahead(rc, op->buf + off, (uint32_t)want, op->buf + op->len);
+	return ret;
 }
 
 int

@@ -262,14 +262,14 @@ rndv_timeout_tsc(const struct amrma_rma *rma)
 static inline void
 rma_place_ahead(const struct rma_ctx *rc, uint8_t *dst, uint32_t len, const uint8_t *end)
 {
-	uint8_t *p = dst + 2 * (uintptr_t)len;
-	uintptr_t n, o;
+	/* addresses as integers: the packet after next may lie past the end */
+	uintptr_t p = (uintptr_t)dst + 2 * (uintptr_t)len, e = (uintptr_t)end, n, o;
 
-	if (rc->copy != &rc->cpu || p >= end)
+	if (rc->copy != &rc->cpu || p >= e)
 		return;
-	n = RTE_MIN((uintptr_t)len, (uintptr_t)(end - p));
+	n = RTE_MIN((uintptr_t)len, e - p);
 	for (o = 0; o < n; o += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0_write(p + o);
+		rte_prefetch0_write((void *)(p + o));
 }
 
 /* completion.c */

@@ -272,6 +272,25 @@ rma_place_ahead(const struct rma_ctx *rc, uint8_t *dst, uint32_t len, const uint
 		rte_prefetch0_write((void *)(p + o));
 }
 
+/*
+ * The sending side's half: the source of the packet after next is fetched while this
+ * one is copied into its frame (or, attached, by the port). Only for operations of
+ * RMA_STREAM_MIN bytes or more, whose source is unlikely to be in the cache: with it
+ * 16-64 MiB puts and gets went 7-12 % faster, 4 MiB ones 2-4 % slower (docs/rma.md).
+ */
+#define RMA_STREAM_MIN (UINT64_C(8) << 20)
+static inline void
+rma_send_ahead(const uint8_t *src, uint32_t len, const uint8_t *end)
+{
+	uintptr_t p = (uintptr_t)src + 2 * (uintptr_t)len, e = (uintptr_t)end, n, o;
+
+	if (p >= e)
+		return;
+	n = RTE_MIN((uintptr_t)len, e - p);
+	for (o = 0; o < n; o += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0((void *)(p + o));
+}
+
 /* completion.c */
 int completion_init(struct rma_ctx *rc, uint32_t size, int socket);
 void completion_cleanup(struct rma_ctx *rc);

@@ -371,8 +371,8 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 	if (ret == 0) {
 		op->in_flight++;
 		rc->st.chunks++;
-		if ((op->kind == OP_PUT || op->kind == OP_TSEND) && op->len >= RMA_STREAM_MIN)
-			rma_send_ahead(op->buf + off, len, op->buf + op->len);
+		if (op->kind == OP_PUT || op->kind == OP_TSEND)
+			rma_send_ahead(op, off, len);
 	}
 	return ret;
 }

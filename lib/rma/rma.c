@@ -640,11 +640,16 @@ rma_place_held(struct rma_ctx *rc, const struct amrma_region *ref, uint64_t off,
 		rc->st.access_errors++;
 		return ret;
 	}
-	if (msg->len != 0)
-		ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
-	if (ret == 0)
-		rc->st.served_put_bytes += msg->len;
-	return ret;
+	if (msg->len == 0)
+		return 0;
+	ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
+	if (ret != 0)
+		return ret;
+	/* the next chunks of the put most likely follow this one */
+	rma_place_ahead(rc, dst, msg->len,
+			(const uint8_t *)amrma_region_addr(ref) + amrma_region_len(ref));
+	rc->st.served_put_bytes += msg->len;
+	return 0;
 }
 
 int

@@ -224,6 +224,7 @@ defaults(struct app_config *cfg)
 	cfg->size = 64;
 	cfg->target = 1;
 	cfg->rndv_threshold = UINT64_C(256) << 10;
+	cfg->stream_min = UINT64_C(8) << 20;
 	cfg->pipeline_depth = 64;
 	cfg->completion_slots = 1024;
 	cfg->zero_copy = true;
@@ -378,6 +379,7 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 	GET(c, &e, "rma", "pipeline_depth", 1, 4096, cfg->pipeline_depth);
 	GET(c, &e, "rma", "zero_copy", 0, 1, cfg->zero_copy);
 	GET(c, &e, "rma", "completion_slots", 1, 1u << 20, cfg->completion_slots);
+	GET(c, &e, "rma", "stream_min", 0, UINT64_MAX, cfg->stream_min);
 	if (!rte_is_power_of_2(cfg->completion_slots)) {
 		char v[16];
 

@@ -57,6 +57,7 @@ struct app_config {
 	uint64_t rndv_threshold;
 	uint32_t pipeline_depth;
 	uint32_t completion_slots;	/* [rma] completion_slots: power of two */
+	uint64_t stream_min;		/* [rma] stream_min */
 	bool zero_copy;
 	uint32_t progress_ctx;		/* the lcore polling it also runs the progress engine */
 	/* [workload] */

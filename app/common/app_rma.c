@@ -149,6 +149,7 @@ app_rma_setup(struct app *a)
 	rc.rndv_threshold = a->cfg.rndv_threshold;
 	rc.pipeline_depth = a->cfg.pipeline_depth;
 	rc.completion_slots = a->cfg.completion_slots;
+	rc.stream_min = a->cfg.stream_min;
 	rc.zero_copy = a->cfg.zero_copy;
 	rc.progress_ctx = a->cfg.progress_ctx;
 	ret = amrma_rma_create(a->node, &rc, &a->rma);

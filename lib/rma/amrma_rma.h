@@ -79,6 +79,10 @@ struct amrma_rma_conf {
 	uint32_t completion_slots;	/**< target: pipelined puts counted at once per
 					 *   context (power of two); one beyond completes
 					 *   with -ENOSPC */
+	uint64_t stream_min;		/**< puts and tagged sends of this size and more
+					 *   fetch their source ahead while sending: set it
+					 *   to about the size that no longer stays in the
+					 *   cache (default 8 MiB; UINT64_MAX: never) */
 };
 
 void amrma_rma_conf_defaults(struct amrma_rma_conf *conf);

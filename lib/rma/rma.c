@@ -49,6 +49,7 @@ amrma_rma_conf_defaults(struct amrma_rma_conf *c)
 	c->progress_ctx = 0;
 	c->rndv_timeout_ms = 10000;
 	c->completion_slots = 1024;
+	c->stream_min = UINT64_C(8) << 20;	/* measured, docs/rma.md */
 }
 
 struct rma_op *
@@ -372,7 +373,7 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 		op->in_flight++;
 		rc->st.chunks++;
 		if (op->kind == OP_PUT || op->kind == OP_TSEND)
-			rma_send_ahead(op, off, len);
+			rma_send_ahead(rc, op, off, len);
 	}
 	return ret;
 }

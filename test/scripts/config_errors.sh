@@ -95,6 +95,12 @@ ip = 198.18.0.1
 [rma]
 completion_slots = 1000
 INI
+case_ bad_stream_min '[.]ini:4: \[rma\] stream_min = .8M.: not a number' <<'INI'
+[node]
+ip = 198.18.0.1
+[rma]
+stream_min = 8M
+INI
 # the shipped samples all parse (they fail later, at the port, with exit 1)
 for f in "$cfgdir"/*.ini; do
 	rc=0

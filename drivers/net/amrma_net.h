@@ -32,6 +32,8 @@ struct amrma_net_ops {
 			     struct rte_mbuf **pkts, uint16_t n);
 	uint16_t (*tx_burst)(struct amrma_net_dev *dev, uint16_t queue,
 			     struct rte_mbuf **pkts, uint16_t n);
+	/** Free the sent frames the queue still holds (NULL: it holds none). */
+	void (*tx_cleanup)(struct amrma_net_dev *dev, uint16_t queue);
 	void (*close)(struct amrma_net_dev *dev);
 };
 
@@ -113,6 +115,18 @@ amrma_net_tx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, 
 	while (unlikely(sent < n) && tries++ < dev->tx_retries)
 		sent += amrma_net_tx_once(dev, queue, pkts + sent, n - sent);
 	return sent;
+}
+
+/**
+ * Make the TX queue free the frames it has sent but still holds. Some ports keep them
+ * until a later TX call (net_memif in zero-copy mode frees what its peer consumed only
+ * then); whoever waits for the last reference to a frame's memory calls this.
+ */
+static inline void
+amrma_net_tx_cleanup(struct amrma_net_dev *dev, uint16_t queue)
+{
+	if (dev->ops->tx_cleanup != NULL)
+		dev->ops->tx_cleanup(dev, queue);
 }
 
 /** Release the backend (does not stop a port the host owns). */

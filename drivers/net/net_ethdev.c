@@ -25,6 +25,20 @@ ethdev_tx(struct amrma_net_dev *dev, uint16_t queue, struct rte_mbuf **pkts, uin
 	return rte_eth_tx_burst(dev->port_id, queue, pkts, n);
 }
 
+/*
+ * rte_eth_tx_done_cleanup() where the PMD has it; otherwise an empty burst, which runs
+ * the PMD's TX path with nothing to send: net_memif's zero-copy TX frees the frames its
+ * peer has consumed there.
+ */
+static void
+ethdev_tx_cleanup(struct amrma_net_dev *dev, uint16_t queue)
+{
+	struct rte_mbuf *none[1];
+
+	if (rte_eth_tx_done_cleanup(dev->port_id, queue, 0) == -ENOTSUP)
+		rte_eth_tx_burst(dev->port_id, queue, none, 0);
+}
+
 static void
 ethdev_close(struct amrma_net_dev *dev)
 {
@@ -38,6 +52,7 @@ static const struct amrma_net_ops ethdev_ops = {
 	.name = "ethdev",
 	.rx_burst = ethdev_rx,
 	.tx_burst = ethdev_tx,
+	.tx_cleanup = ethdev_tx_cleanup,
 	.close = ethdev_close,
 };
 

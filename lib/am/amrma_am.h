@@ -170,6 +170,14 @@ uint16_t amrma_ctx_index(const struct amrma_ctx *ctx);
  */
 uint64_t amrma_ctx_now(const struct amrma_ctx *ctx);
 
+/**
+ * Make the context's TX queue free the frames it has sent and still holds. A port may
+ * keep sent frames until its next TX call (net_memif's zero-copy mode does); a layer
+ * waiting for the last reference to memory attached to its frames calls this, or it
+ * could wait for as long as nothing else is sent.
+ */
+void amrma_ctx_tx_cleanup(struct amrma_ctx *ctx);
+
 /** The mempool this context builds frames from (for payload segments a layer fills). */
 struct rte_mempool *amrma_ctx_pool(const struct amrma_ctx *ctx);
 

@@ -159,6 +159,12 @@ amrma_ctx_now(const struct amrma_ctx *ctx)
 	return ctx->now;
 }
 
+void
+amrma_ctx_tx_cleanup(struct amrma_ctx *ctx)
+{
+	amrma_net_tx_cleanup(ctx->dev, ctx->idx);
+}
+
 struct rte_mempool *
 amrma_ctx_pool(const struct amrma_ctx *ctx)
 {

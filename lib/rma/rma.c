@@ -441,6 +441,10 @@ rma_poll_work(struct amrma_ctx *ctx, struct rma_ctx *rc)
 			work += completion_expire(rc, now);
 		}
 	}
+	/* zero-copy operations whose frames the port still holds: make it let go, unless
+	 * chunks of other operations are still leaving (their TX calls do it) */
+	if (!TAILQ_EMPTY(&rc->finishing) && TAILQ_EMPTY(&rc->active))
+		amrma_ctx_tx_cleanup(ctx);
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->finishing, next, tmp) {
 		if (!__atomic_load_n(&op->ext_released, __ATOMIC_ACQUIRE))
 			continue;

@@ -785,12 +785,112 @@ test_zero_copy_and_events(void **state)
 	rte_free(eal_mem);
 }
 
+/*
+ * A port that keeps every frame it sent until asked to let go (rte_eth_tx_done_cleanup):
+ * NICs recycle TX descriptors lazily, net_memif in zero-copy mode frees on its next TX
+ * call. A zero-copy put's source is released only with its last frame, so the RMA engine
+ * must ask; otherwise the operation waits for as long as the port stays quiet.
+ */
+#define HOLD_MAX 4096
+static struct rte_mbuf *held[HOLD_MAX];
+static unsigned int nb_held, cleanups;
+static const struct amrma_net_ops *real_ops;
+
+static uint16_t
+hold_rx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(dev->port_id, q, pkts, n);
+}
+
+static void
+ref_chain(struct rte_mbuf *m, int16_t v)
+{
+	for (; m != NULL; m = m->next)
+		rte_mbuf_refcnt_update(m, v);
+}
+
+static uint16_t
+hold_tx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i, sent;
+
+	/* our reference first: once sent, the peer frees the port's one at any time */
+	for (i = 0; i < n && nb_held + i < HOLD_MAX; i++)
+		ref_chain(pkts[i], 1);
+	n = i;
+	sent = rte_eth_tx_burst(dev->port_id, q, pkts, n);
+	for (i = 0; i < n; i++) {
+		if (i < sent)
+			held[nb_held++] = pkts[i];
+		else
+			ref_chain(pkts[i], -1);	/* still the caller's */
+	}
+	return sent;
+}
+
+static void
+hold_cleanup(struct amrma_net_dev *dev, uint16_t q)
+{
+	RTE_SET_USED(dev);
+	RTE_SET_USED(q);
+	cleanups++;
+	while (nb_held > 0)
+		rte_pktmbuf_free(held[--nb_held]);
+}
+
+static const struct amrma_net_ops hold_ops = {
+	.name = "hold",
+	.rx_burst = hold_rx,
+	.tx_burst = hold_tx,
+	.tx_cleanup = hold_cleanup,
+};
+
+static void
+test_zero_copy_port_holds_frames(void **state)
+{
+	struct amrma_net_dev *dev = &H.n[0].dev;
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint64_t len = 40 * (uint64_t)mtu + 5;
+	uint8_t *eal_mem = rte_malloc(NULL, len, 64);
+	struct amrma_rma_stats before, after;
+	unsigned int k;
+	bool ethdev = dev->ethdev;
+
+	RTE_SET_USED(state);
+	assert_non_null(eal_mem);
+	real_ops = dev->ops;
+	dev->ops = &hold_ops;
+	dev->ethdev = false;
+	for (k = 0; k < 2; k++) {
+		uint32_t proto = k == 0 ? AMRMA_RMA_F_PIPELINED : AMRMA_RMA_F_RENDEZVOUS;
+		amrma_rma_req_t req;
+
+		fill(eal_mem, len, 40 + k);
+		memset(target, 0, len);
+		cleanups = 0;
+		amrma_rma_stats_get(ctx, &before);
+		assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0,
+					       eal_mem, len, proto, NULL, NULL, &req), 0);
+		/* wait_req() fails the test after 60 s: without the ask, the put never ends */
+		assert_int_equal(wait_req(ctx, req), 0);
+		amrma_rma_stats_get(ctx, &after);
+		assert_int_equal(after.zero_copy_chunks - before.zero_copy_chunks, 41);
+		assert_memory_equal(target, eal_mem, len);
+		assert_true(cleanups > 0);
+	}
+	hold_cleanup(dev, 0);
+	dev->ops = real_ops;
+	dev->ethdev = ethdev;
+	rte_free(eal_mem);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_all_protocols),
 		cmocka_unit_test(test_zero_copy_and_events),
+		cmocka_unit_test(test_zero_copy_port_holds_frames),
 		cmocka_unit_test(test_put_completion),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),

@@ -50,6 +50,9 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+# a write to testpmd's command pipe after it exited fails (and is reported below) instead
+# of killing the script with SIGPIPE
+trap '' PIPE
 
 # The receiver the pcaps are written for: config/replay-target.ini and its --vdev mac.
 rx=(--dst-mac 02:00:00:00:00:02 --dst-ip 10.0.0.2 --dst-node 2 --udp-base 7000 --nb-ctx 4
@@ -122,12 +125,13 @@ replay() {	# name, pcapgen options...
 		status=1
 	fi
 	sleep 0.5
-	echo start >&3
+	echo start >&3 || { echo "FAIL $name: testpmd reads no commands"; status=1; }
 	if ! $check wait-replay "${tag}_t" "$tmp/$name.before.json" "$tmp/$name.json" 30; then
 		echo "FAIL $name: the target did not count every frame"
 		status=1
 	fi
-	printf 'stop\nshow port stats all\nquit\n' >&3
+	printf 'stop\nshow port stats all\nquit\n' >&3 ||
+		{ echo "FAIL $name: testpmd exited before quit"; status=1; }
 	exec 3>&-
 	wait "$testpmd_pid" || { echo "FAIL $name: testpmd exit status $?"; status=1; }
 	testpmd_pid=""

@@ -62,6 +62,9 @@ backoff=(--idle-sleep 20)
 eal=(--no-huge --no-pci --no-shconf --log-level lib.eal:error --log-level pmd.net.memif:error)
 
 mkfifo "$tmp/tp.in"
+# a write to testpmd's command pipe after it exited fails (and is reported) instead of
+# killing the script with SIGPIPE before it can show testpmd's log (seen once)
+trap '' PIPE
 # --disable-link-check: the memif servers stay down until the dataplanes connect.
 # stdbuf: testpmd's stdout is block-buffered into the log, and we wait for a line of it.
 stdbuf -oL dpdk-testpmd --lcores 0@0,1@0 "${eal[@]}" -m 256 --file-prefix "${tag}_p" \
@@ -79,7 +82,7 @@ for _ in $(seq 100); do
 done
 grep -q '^Read CLI commands from' "$tmp/testpmd.log" ||
 	{ cat "$tmp/testpmd.log"; echo "FAIL: testpmd did not start"; exit 1; }
-echo start >&3
+echo start >&3 || { cat "$tmp/testpmd.log"; echo "FAIL: testpmd reads no commands"; exit 1; }
 echo "wire: testpmd pid $testpmd_pid (io forwarding, CPU 0), dataplanes on CPU $cpu_n"
 
 "$dataplane" -l "$cpu_n" "${eal[@]}" -m 256 --file-prefix "${tag}_t" \
@@ -118,7 +121,8 @@ am-echo) workload_am_echo || status=1 ;;
 *) echo "wire.sh: unknown workload $workload (am-echo)"; exit 2 ;;
 esac
 
-printf 'stop\nshow port stats all\nquit\n' >&3
+printf 'stop\nshow port stats all\nquit\n' >&3 ||
+	{ tail -20 "$tmp/testpmd.log"; echo "FAIL: testpmd exited before quit"; status=1; }
 exec 3>&-
 wait "$testpmd_pid" || { echo "FAIL: testpmd exit status $?"; status=1; }
 testpmd_pid=""

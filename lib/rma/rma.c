@@ -417,6 +417,9 @@ op_issue(struct rma_ctx *rc, struct rma_op *op)
 	return sent;
 }
 
+/* At most this often per second the port is asked to free held frames (5 us apart). */
+#define CLEANUP_PER_S 200000
+
 /* The poll hook's work, when there is any (rma_poll). */
 static __rte_noinline int
 rma_poll_work(struct amrma_ctx *ctx, struct rma_ctx *rc)
@@ -440,11 +443,15 @@ rma_poll_work(struct amrma_ctx *ctx, struct rma_ctx *rc)
 			work += dt_expire(rc, now);
 			work += completion_expire(rc, now);
 		}
+		/* zero-copy operations whose frames the port still holds: make it let go,
+		 * unless chunks of other operations are leaving (their TX calls do it);
+		 * every few microseconds, not every poll, in case asking costs a syscall */
+		if (!TAILQ_EMPTY(&rc->finishing) && TAILQ_EMPTY(&rc->active) &&
+		    now >= rc->next_cleanup) {
+			rc->next_cleanup = now + rte_get_tsc_hz() / CLEANUP_PER_S;
+			amrma_ctx_tx_cleanup(ctx);
+		}
 	}
-	/* zero-copy operations whose frames the port still holds: make it let go, unless
-	 * chunks of other operations are still leaving (their TX calls do it) */
-	if (!TAILQ_EMPTY(&rc->finishing) && TAILQ_EMPTY(&rc->active))
-		amrma_ctx_tx_cleanup(ctx);
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->finishing, next, tmp) {
 		if (!__atomic_load_n(&op->ext_released, __ATOMIC_ACQUIRE))
 			continue;

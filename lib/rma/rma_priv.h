@@ -122,6 +122,7 @@ struct rma_ctx {
 	struct amrma_copy_engine *copy;	/* places received bytes */
 	struct amrma_copy_engine cpu;
 	uint64_t next_scan;		/* TSC of the next deadline scan */
+	uint64_t next_cleanup;		/* TSC from which the port may be asked again */
 	struct rma_rx rx[RMA_MAX_RX];
 	struct rma_dt dt[RMA_MAX_DT];
 	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* gathered get data */

@@ -654,12 +654,11 @@ rma_place_held(struct rma_ctx *rc, const struct amrma_region *ref, uint64_t off,
 	}
 	if (msg->len == 0)
 		return 0;
-	ret = amrma_copy(rc->copy, dst, msg->payload, msg->len);
+	/* the next chunks of the put most likely follow this one, up to the region's end */
+	ret = rma_place(rc, dst, msg->payload, msg->len,
+			(const uint8_t *)amrma_region_addr(ref) + amrma_region_len(ref));
 	if (ret != 0)
 		return ret;
-	/* the next chunks of the put most likely follow this one */
-	rma_place_ahead(rc, dst, msg->len,
-			(const uint8_t *)amrma_region_addr(ref) + amrma_region_len(ref));
 	rc->st.served_put_bytes += msg->len;
 	return 0;
 }
@@ -723,7 +722,6 @@ get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrm
 	struct rma_op *op;
 	uint32_t chunk;
 	uint64_t off, want;
-	int ret;
 
 	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
@@ -738,12 +736,8 @@ get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrm
 		rc->st.bad_replies++;
 		return -EPROTO;
 	}
-	if (want == 0)
-		return 0;
-	ret = amrma_copy(rc->copy, op->buf + off, msg->payload, (uint32_t)want);
-	if (ret == 0)
-		rma_place_ahead(rc, op->buf + off, (uint32_t)want, op->buf + op->len);
-	return ret;
+	return want != 0 ? rma_place(rc, op->buf + off, msg->payload, (uint32_t)want,
+				     op->buf + op->len) : 0;
 }
 
 int

@@ -271,18 +271,23 @@ fetch_lines(uintptr_t at, uintptr_t len, uintptr_t end, bool write)
 }
 
 /*
+ * Place a packet of a transfer at dst with the copy engine; 0 or the engine's error.
  * Packets of one transfer arrive in order, each placed right after the last. Placing
  * into memory that is not in the cache waits for every line to be read before it is
  * written: 16-64 MiB puts ran at 4.8 GB/s, and at 8.2 with the target's writes folded
- * into a cached 1 MiB window (docs/rma.md). So after placing [dst, dst + len) on the
- * CPU, the lines of the packet after next are fetched for writing (no further than
+ * into a cached 1 MiB window (docs/rma.md). So after a CPU copy the lines of the packet
+ * after next are fetched for writing (no further than end, the transfer's or region's
  * end): by the time it comes they are there, and the fetches of two packets overlap.
  */
-static inline void
-rma_place_ahead(const struct rma_ctx *rc, uint8_t *dst, uint32_t len, const uint8_t *end)
+static inline int
+rma_place(const struct rma_ctx *rc, uint8_t *dst, const void *src, uint32_t len,
+	  const uint8_t *end)
 {
-	if (rc->copy == &rc->cpu)
+	int ret = amrma_copy(rc->copy, dst, src, len);
+
+	if (ret == 0 && rc->copy == &rc->cpu)
 		fetch_lines((uintptr_t)dst + 2 * (uintptr_t)len, len, (uintptr_t)end, true);
+	return ret;
 }
 
 /*

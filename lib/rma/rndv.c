@@ -293,9 +293,9 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 			return -EAGAIN;
 		rx->matched = true;
 	}
-	if (msg->len != 0 && amrma_copy(rc->copy, rx->buf + off, msg->payload, msg->len) != 0)
+	if (msg->len != 0 &&
+	    rma_place(rc, rx->buf + off, msg->payload, msg->len, rx->buf + rx->len) != 0)
 		return -EIO;	/* not placed: the sender sees the error */
-	rma_place_ahead(rc, rx->buf + off, msg->len, rx->buf + rx->len);
 	rx->left -= msg->len;
 	/* progress: both sides' deadlines move on */
 	/* the poll's clock: a handler runs inside a poll that has just read it */

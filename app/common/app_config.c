@@ -9,6 +9,7 @@
 #include <rte_cfgfile.h>
 
 #include "amrma_region.h"
+#include "amrma_rma.h"
 #include "app_config.h"
 
 const char *const app_role_names[APP_NB_ROLES] = {
@@ -223,8 +224,14 @@ defaults(struct app_config *cfg)
 	cfg->window = 32;
 	cfg->size = 64;
 	cfg->target = 1;
-	cfg->rndv_threshold = UINT64_C(256) << 10;
-	cfg->stream_min = UINT64_C(8) << 20;
+	{
+		struct amrma_rma_conf rc;
+
+		amrma_rma_conf_defaults(&rc);
+		cfg->rndv_threshold = rc.rndv_threshold;
+		cfg->rndv_put_threshold = rc.rndv_put_threshold;
+		cfg->stream_min = rc.stream_min;
+	}
 	cfg->pipeline_depth = 64;
 	cfg->completion_slots = 1024;
 	cfg->zero_copy = true;
@@ -376,6 +383,7 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 
 	GET(c, &e, "rma", "short_max", 0, 9000, cfg->short_max);
 	GET(c, &e, "rma", "rndv_threshold", 0, UINT64_MAX, cfg->rndv_threshold);
+	GET(c, &e, "rma", "rndv_put_threshold", 0, UINT64_MAX, cfg->rndv_put_threshold);
 	GET(c, &e, "rma", "pipeline_depth", 1, 4096, cfg->pipeline_depth);
 	GET(c, &e, "rma", "zero_copy", 0, 1, cfg->zero_copy);
 	GET(c, &e, "rma", "completion_slots", 1, 1u << 20, cfg->completion_slots);
@@ -438,7 +446,7 @@ app_config_usage(const char *prog)
 	       "  --progress S      initiator: a progress line every S seconds\n"
 	       "  --idle-sleep US   back off after empty polls (shared CPUs)\n"
 	       "  --sizes LIST      rma: operation sizes, e.g. 1,4K,1M\n"
-	       "  --rndv-threshold N  rma: bytes from which rendezvous is used\n"
+	       "  --rndv-threshold N  rma: bytes from which puts and gets use rendezvous\n"
 	       "  --json            print the summary as JSON\n", prog);
 }
 
@@ -518,6 +526,7 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 			break;
 		case 'T':
 			cfg->rndv_threshold = strtoull(optarg, NULL, 0);
+			cfg->rndv_put_threshold = cfg->rndv_threshold;
 			break;
 		case 'h':
 			return 1;

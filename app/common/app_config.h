@@ -54,7 +54,8 @@ struct app_config {
 	unsigned int nb_region;
 	/* [rma] */
 	uint32_t short_max;
-	uint64_t rndv_threshold;
+	uint64_t rndv_threshold;	/* [rma] rndv_threshold: gets */
+	uint64_t rndv_put_threshold;	/* [rma] rndv_put_threshold: puts */
 	uint32_t pipeline_depth;
 	uint32_t completion_slots;	/* [rma] completion_slots: power of two */
 	uint64_t stream_min;		/* [rma] stream_min */

@@ -147,6 +147,7 @@ app_rma_setup(struct app *a)
 	amrma_rma_conf_defaults(&rc);
 	rc.short_max = a->cfg.short_max;
 	rc.rndv_threshold = a->cfg.rndv_threshold;
+	rc.rndv_put_threshold = a->cfg.rndv_put_threshold;
 	rc.pipeline_depth = a->cfg.pipeline_depth;
 	rc.completion_slots = a->cfg.completion_slots;
 	rc.stream_min = a->cfg.stream_min;

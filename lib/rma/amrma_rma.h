@@ -68,7 +68,8 @@ struct amrma_rma_conf {
 	uint32_t max_regions;		/**< region table capacity */
 	uint32_t max_ops;		/**< operations in flight per context (<= 65535) */
 	uint32_t short_max;		/**< largest put/get sent as one copied frame */
-	uint64_t rndv_threshold;	/**< operations of this size and more use rendezvous */
+	uint64_t rndv_threshold;	/**< gets of this size and more use rendezvous */
+	uint64_t rndv_put_threshold;	/**< puts of this size and more use rendezvous */
 	uint32_t pipeline_depth;	/**< chunks in flight per operation */
 	uint32_t queue_size;		/**< RMA queue entries (power of two) */
 	bool zero_copy;			/**< attach put payloads in EAL memory instead of copying */

@@ -42,7 +42,10 @@ amrma_rma_conf_defaults(struct amrma_rma_conf *c)
 	c->max_regions = 1024;
 	c->max_ops = 1024;
 	c->short_max = 0;		/* 0: one frame's payload */
-	c->rndv_threshold = UINT64_C(256) << 10;	/* measured crossover, docs/rma.md */
+	/* measured crossovers, docs/rma.md: rendezvous gets leave the target without a copy,
+	 * rendezvous puts pay a round trip and a reply per chunk that pipelined puts skip */
+	c->rndv_threshold = UINT64_C(256) << 10;
+	c->rndv_put_threshold = UINT64_C(4) << 20;
 	c->pipeline_depth = 64;
 	c->queue_size = 1024;
 	c->zero_copy = true;
@@ -496,7 +499,8 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	max = amrma_am_max_payload(ctx, 4);
 	proto = flags & (AMRMA_RMA_F_SHORT | AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_RENDEZVOUS);
 	if (proto == 0)
-		proto = len >= c->rndv_threshold ? AMRMA_RMA_F_RENDEZVOUS :
+		proto = len >= (kind == OP_PUT ? c->rndv_put_threshold : c->rndv_threshold) ?
+			AMRMA_RMA_F_RENDEZVOUS :
 			len <= RTE_MIN((size_t)(c->short_max ? c->short_max : max), (size_t)max) ?
 			AMRMA_RMA_F_SHORT : AMRMA_RMA_F_PIPELINED;
 	if (__builtin_popcount(proto) != 1 || (proto == AMRMA_RMA_F_SHORT && len > max))

@@ -84,6 +84,7 @@ setup_group(void **state)
 	assert_int_equal(h_create(&H, NODES, Q, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_threshold = UINT64_MAX;	/* tests pick the protocol explicitly */
+	rc.rndv_put_threshold = UINT64_MAX;
 	for (i = 0; i < NODES; i++)
 		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
 	target = aligned_alloc(4096, REGION);
@@ -686,6 +687,78 @@ test_rendezvous_timeout(void **state)
 	h_destroy(&h2);
 }
 
+/* Without a protocol flag, puts and gets each pick theirs by their own threshold. */
+static void
+test_auto_protocol_thresholds(void **state)
+{
+	static const struct {
+		bool put;
+		uint32_t len;
+		bool rndv;
+	} ops[] = {
+		{ true, 100000, false },	/* under the put threshold: pipelined */
+		{ true, 300000, true },
+		{ false, 100000, true },	/* over the get threshold */
+		{ false, 30000, false },
+	};
+	struct amrma_rma_conf rc;
+	struct harness h2;
+	struct amrma_rma *r2[2];
+	struct amrma_region *reg;
+	struct amrma_rma_stats st0, st1, t0, t1;
+	uint64_t key;
+	unsigned int i, k;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_threshold = 64 << 10;
+	rc.rndv_put_threshold = 256 << 10;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
+		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+	for (k = 0; k < RTE_DIM(ops); k++) {
+		struct amrma_ctx *ctx = h_ctx(&h2, 0, 0);
+		amrma_rma_req_t req;
+		uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+		int status = 0;
+
+		amrma_rma_stats_get(ctx, &st0);
+		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &t0);
+		fill(src, ops[k].len, k);
+		if (ops[k].put)
+			assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0,
+				src, ops[k].len, 0, NULL, NULL, &req), 0);
+		else
+			assert_int_equal(amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, key, 0,
+				dst, ops[k].len, 0, NULL, NULL, &req), 0);
+		while (amrma_rma_test(ctx, req, &status) == 0 && rte_get_tsc_cycles() < end) {
+			h_step(&h2);
+			amrma_rma_progress(r2[0]);
+			amrma_rma_progress(r2[1]);
+		}
+		assert_int_equal(status, 0);
+		if (ops[k].put)
+			assert_memory_equal(target, src, ops[k].len);
+		else
+			assert_memory_equal(dst, target, ops[k].len);
+		amrma_rma_stats_get(ctx, &st1);
+		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &t1);
+		if (st1.rndv_ops - st0.rndv_ops != (ops[k].rndv ? 1u : 0u))
+			fail_msg("%s of %u: rendezvous expected %d", ops[k].put ? "put" : "get",
+				 ops[k].len, ops[k].rndv);
+		/* a pipelined put is the one with a completion from the target */
+		if (ops[k].put)
+			assert_int_equal(t1.completions_sent - t0.completions_sent,
+					 ops[k].rndv ? 0 : 1);
+	}
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+}
+
 /* The progress engine as an rte_service: rendezvous served only through the service. */
 static void
 test_progress_service(void **state)
@@ -898,6 +971,7 @@ main(void)
 		cmocka_unit_test(test_deregister_in_flight),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_rendezvous_timeout),
+		cmocka_unit_test(test_auto_protocol_thresholds),
 		cmocka_unit_test(test_faults),
 	};
 

@@ -101,6 +101,12 @@ ip = 198.18.0.1
 [rma]
 stream_min = 8M
 INI
+case_ bad_rndv_put_threshold '[.]ini:4: \[rma\] rndv_put_threshold = .4M.: not a number' <<'INI'
+[node]
+ip = 198.18.0.1
+[rma]
+rndv_put_threshold = 4M
+INI
 # the shipped samples all parse (they fail later, at the port, with exit 1)
 for f in "$cfgdir"/*.ini; do
 	rc=0

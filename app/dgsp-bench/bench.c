@@ -224,12 +224,15 @@ read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, 
 	return median(tp, reps) / median(ts, reps);
 }
 
-/* Copy whole 64-byte lines with streaming stores, the rest with memcpy. */
+/*
+ * Copy whole 64-byte lines with streaming stores, the rest with memcpy. Streaming stores
+ * need a 16-byte aligned destination: any other goes through memcpy whole.
+ */
 static void
 copy_stream(uint8_t *d, const uint8_t *s, uint64_t n)
 {
 #ifdef __SSE2__
-	for (; n >= 64; n -= 64, d += 64, s += 64) {
+	for (; n >= 64 && ((uintptr_t)d & 15) == 0; n -= 64, d += 64, s += 64) {
 		__m128i x0 = _mm_loadu_si128((const __m128i *)s);
 		__m128i x1 = _mm_loadu_si128((const __m128i *)(s + 16));
 		__m128i x2 = _mm_loadu_si128((const __m128i *)(s + 32));

@@ -51,6 +51,7 @@ struct amrma_net_dev {
 	bool memory_link;		/**< frames only cross shared memory (net_memif,
 					 *   net_ring): nothing on the way can corrupt them */
 	unsigned int tx_retries;	/**< extra tries when a TX queue is full */
+	bool no_tx_done_cleanup;	/**< rte_eth_tx_done_cleanup() said -ENOTSUP */
 	bool ethdev;			/**< the ethdev backend: bursts go straight to the
 					 *   port, without the ops table's indirect call */
 };

@@ -107,6 +107,7 @@ struct amrma_ctx {
 	uint16_t idx;
 	uint16_t nb_tx;
 	uint32_t tx_pend_bytes;		/* bytes in tx[] */
+	bool tx_stalled;		/* the last burst sent nothing, retries and all */
 	bool in_poll;
 	uint32_t idle_polls;		/* polls since the clock was last read when idle */
 	uint64_t now;			/* TSC of this poll (at most one rdtsc per poll) */

@@ -131,7 +131,13 @@ ctx_tx_burst(struct amrma_ctx *ctx)
 
 	if (n == 0)
 		return;
-	sent = amrma_net_tx(ctx->dev, ctx->idx, ctx->tx, n);
+	/* a port that took nothing, retries and all (its peer gone, its link down), gets
+	 * one try per call until it takes frames again, not 1 + tx_retries every poll */
+	if (unlikely(ctx->tx_stalled))
+		sent = amrma_net_tx_once(ctx->dev, ctx->idx, ctx->tx, n);
+	else
+		sent = amrma_net_tx(ctx->dev, ctx->idx, ctx->tx, n);
+	ctx->tx_stalled = sent == 0;
 	ctx->st.tx_frames += sent;
 	ctx->nb_tx = n - sent;
 	ctx->tx_pend_bytes = 0;

@@ -1056,6 +1056,7 @@ test_rules(void **state)
 /* Backpressure: the op table and the channel queue are bounded, and say so. */
 /* A port that takes no frame (a full queue, a link that is down). */
 static bool tx_blocked;
+static unsigned int tx_blocked_calls;	/* TX bursts the blocked port refused */
 
 static uint16_t
 block_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
@@ -1064,13 +1065,16 @@ block_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void
 	RTE_SET_USED(queue);
 	RTE_SET_USED(pkts);
 	RTE_SET_USED(arg);
+	if (tx_blocked && n != 0)
+		tx_blocked_calls++;
 	return tx_blocked ? 0 : n;	/* the caller keeps what is not sent */
 }
 
 /*
  * While the port takes nothing, a request waits in the context and polls report no work
- * (so an idle back-off may sleep); once the port takes frames again it leaves and
- * completes.
+ * (so an idle back-off may sleep), and each poll tries the port at most twice (at its
+ * start and end), not 1 + tx_retries times each; once the port takes frames again the
+ * request leaves and completes.
  */
 static void
 test_blocked_port_is_idle(void **state)
@@ -1088,10 +1092,15 @@ test_blocked_port_is_idle(void **state)
 	cb = rte_eth_add_tx_callback(h.n[0].port, 0, block_tx, NULL);
 	assert_non_null(cb);
 	tx_blocked = true;
+	tx_blocked_calls = 0;
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, a, 2, NULL, 0, load_done,
 					  (void *)(uintptr_t)7), 0);
+	/* the request's own burst found the port full, retries and all */
+	assert_int_equal(tx_blocked_calls, 1 + h.n[0].dev.tx_retries);
 	for (i = 0; i < 100; i++)
 		assert_int_equal(amrma_ctx_poll(h_ctx(&h, 0, 0), 32), 0);
+	assert_true(tx_blocked_calls <= 1 + h.n[0].dev.tx_retries + 2 * 100);
+	assert_true(tx_blocked_calls >= 1 + h.n[0].dev.tx_retries + 100);
 	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &st);
 	assert_int_equal(st.tx_frames, 0);
 	tx_blocked = false;

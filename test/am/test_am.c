@@ -1053,7 +1053,6 @@ test_rules(void **state)
 	quiesce_and_destroy(&h);
 }
 
-/* Backpressure: the op table and the channel queue are bounded, and say so. */
 /* A port that takes no frame (a full queue, a link that is down). */
 static bool tx_blocked;
 static unsigned int tx_blocked_calls;	/* TX bursts the blocked port refused */
@@ -1114,6 +1113,7 @@ test_blocked_port_is_idle(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/* Backpressure: the op table and the channel queue are bounded, and say so. */
 static void
 test_backpressure(void **state)
 {

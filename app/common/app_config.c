@@ -9,7 +9,6 @@
 #include <rte_cfgfile.h>
 
 #include "amrma_region.h"
-#include "amrma_rma.h"
 #include "app_config.h"
 
 const char *const app_role_names[APP_NB_ROLES] = {
@@ -224,17 +223,7 @@ defaults(struct app_config *cfg)
 	cfg->window = 32;
 	cfg->size = 64;
 	cfg->target = 1;
-	{
-		struct amrma_rma_conf rc;
-
-		amrma_rma_conf_defaults(&rc);
-		cfg->rndv_threshold = rc.rndv_threshold;
-		cfg->rndv_put_threshold = rc.rndv_put_threshold;
-		cfg->stream_min = rc.stream_min;
-	}
-	cfg->pipeline_depth = 64;
-	cfg->completion_slots = 1024;
-	cfg->zero_copy = true;
+	amrma_rma_conf_defaults(&cfg->rma);
 	parse_sizes("1,7,1400,1401,65536,1048576,4194304", cfg);
 }
 
@@ -381,24 +370,24 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 		GET(c, &e, names[i], "contexts", 1, AMRMA_WIRE_MAX_CTX, p->nb_ctx);
 	}
 
-	GET(c, &e, "rma", "short_max", 0, 9000, cfg->short_max);
-	GET(c, &e, "rma", "rndv_threshold", 0, UINT64_MAX, cfg->rndv_threshold);
-	GET(c, &e, "rma", "rndv_put_threshold", 0, UINT64_MAX, cfg->rndv_put_threshold);
-	GET(c, &e, "rma", "pipeline_depth", 1, 4096, cfg->pipeline_depth);
-	GET(c, &e, "rma", "zero_copy", 0, 1, cfg->zero_copy);
-	GET(c, &e, "rma", "completion_slots", 1, 1u << 20, cfg->completion_slots);
-	GET(c, &e, "rma", "stream_min", 0, UINT64_MAX, cfg->stream_min);
-	if (!rte_is_power_of_2(cfg->completion_slots)) {
+	GET(c, &e, "rma", "short_max", 0, 9000, cfg->rma.short_max);
+	GET(c, &e, "rma", "rndv_threshold", 0, UINT64_MAX, cfg->rma.rndv_threshold);
+	GET(c, &e, "rma", "rndv_put_threshold", 0, UINT64_MAX, cfg->rma.rndv_put_threshold);
+	GET(c, &e, "rma", "pipeline_depth", 1, 4096, cfg->rma.pipeline_depth);
+	GET(c, &e, "rma", "zero_copy", 0, 1, cfg->rma.zero_copy);
+	GET(c, &e, "rma", "completion_slots", 1, 1u << 20, cfg->rma.completion_slots);
+	GET(c, &e, "rma", "stream_min", 0, UINT64_MAX, cfg->rma.stream_min);
+	if (!rte_is_power_of_2(cfg->rma.completion_slots)) {
 		char v[16];
 
-		snprintf(v, sizeof(v), "%u", cfg->completion_slots);
+		snprintf(v, sizeof(v), "%u", cfg->rma.completion_slots);
 		CHECK(bad(&e, "rma", "completion_slots", v, "not a power of two"));
 	}
-	GET(c, &e, "rma", "progress_ctx", 0, AMRMA_WIRE_MAX_CTX - 1, cfg->progress_ctx);
-	if (cfg->progress_ctx >= cfg->node.nb_ctx) {
+	GET(c, &e, "rma", "progress_ctx", 0, AMRMA_WIRE_MAX_CTX - 1, cfg->rma.progress_ctx);
+	if (cfg->rma.progress_ctx >= cfg->node.nb_ctx) {
 		char v[16];
 
-		snprintf(v, sizeof(v), "%u", cfg->progress_ctx);
+		snprintf(v, sizeof(v), "%u", cfg->rma.progress_ctx);
 		CHECK(bad(&e, "rma", "progress_ctx", v, "not one of this node's contexts"));
 	}
 	v = rte_cfgfile_get_entry(c, "workload", "sizes");
@@ -525,8 +514,8 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 				goto bad_opt;
 			break;
 		case 'T':
-			cfg->rndv_threshold = strtoull(optarg, NULL, 0);
-			cfg->rndv_put_threshold = cfg->rndv_threshold;
+			cfg->rma.rndv_threshold = strtoull(optarg, NULL, 0);
+			cfg->rma.rndv_put_threshold = cfg->rma.rndv_threshold;
 			break;
 		case 'h':
 			return 1;

@@ -9,6 +9,7 @@
 #include <rte_ether.h>
 
 #include "amrma_am.h"
+#include "amrma_rma.h"
 
 #define APP_MAX_PEERS 16
 #define APP_MAX_LCORES 64
@@ -52,15 +53,8 @@ struct app_config {
 	/* [region.NAME] */
 	struct app_region region[APP_MAX_REGIONS];
 	unsigned int nb_region;
-	/* [rma] */
-	uint32_t short_max;
-	uint64_t rndv_threshold;	/* [rma] rndv_threshold: gets */
-	uint64_t rndv_put_threshold;	/* [rma] rndv_put_threshold: puts */
-	uint32_t pipeline_depth;
-	uint32_t completion_slots;	/* [rma] completion_slots: power of two */
-	uint64_t stream_min;		/* [rma] stream_min */
-	bool zero_copy;
-	uint32_t progress_ctx;		/* the lcore polling it also runs the progress engine */
+	/* [rma]: the lcore polling rma.progress_ctx also runs the progress engine */
+	struct amrma_rma_conf rma;
 	/* [workload] */
 	uint64_t sizes[APP_MAX_SIZES];	/* rma: operation sizes */
 	unsigned int nb_sizes;

@@ -140,20 +140,10 @@ prefault(void *mem, uint64_t len)
 int
 app_rma_setup(struct app *a)
 {
-	struct amrma_rma_conf rc;
 	unsigned int i;
 	int ret;
 
-	amrma_rma_conf_defaults(&rc);
-	rc.short_max = a->cfg.short_max;
-	rc.rndv_threshold = a->cfg.rndv_threshold;
-	rc.rndv_put_threshold = a->cfg.rndv_put_threshold;
-	rc.pipeline_depth = a->cfg.pipeline_depth;
-	rc.completion_slots = a->cfg.completion_slots;
-	rc.stream_min = a->cfg.stream_min;
-	rc.zero_copy = a->cfg.zero_copy;
-	rc.progress_ctx = a->cfg.progress_ctx;
-	ret = amrma_rma_create(a->node, &rc, &a->rma);
+	ret = amrma_rma_create(a->node, &a->cfg.rma, &a->rma);
 	if (ret != 0) {
 		fprintf(stderr, "rma create: %s\n", strerror(-ret));
 		return ret;

@@ -29,7 +29,7 @@ ctx_loop(void *arg)
 	struct amrma_idle idle = { .spin = A.cfg.idle_spin, .sleep_us = A.cfg.idle_sleep_us };
 
 	/* the progress engine runs with the context it sends from */
-	bool progress = amrma_ctx_index(ctx) == A.cfg.progress_ctx && A.rma != NULL;
+	bool progress = amrma_ctx_index(ctx) == A.cfg.rma.progress_ctx && A.rma != NULL;
 
 	while (!app_stop)
 		amrma_idle_step(&idle, amrma_ctx_poll(ctx, 32) +
@@ -59,7 +59,7 @@ launch_workers(uint16_t first)
 		if (rte_eal_remote_launch(ctx_loop, amrma_node_ctx(A.node, i), lcore) != 0)
 			return -EBUSY;
 		printf("  context %u polled by lcore %u%s\n", i, lcore,
-		       i == A.cfg.progress_ctx ? " (with the RMA progress engine)" : "");
+		       i == A.cfg.rma.progress_ctx ? " (with the RMA progress engine)" : "");
 	}
 	return 0;
 }

@@ -35,11 +35,11 @@ ethdev_tx_cleanup(struct amrma_net_dev *dev, uint16_t queue)
 {
 	struct rte_mbuf *none[1];
 
-	/* asked once: the answer is the PMD's, it does not change */
-	if (!dev->no_tx_done_cleanup &&
-	    rte_eth_tx_done_cleanup(dev->port_id, queue, 0) != -ENOTSUP)
-		return;
-	dev->no_tx_done_cleanup = true;
+	if (!dev->no_tx_done_cleanup) {
+		if (rte_eth_tx_done_cleanup(dev->port_id, queue, 0) != -ENOTSUP)
+			return;
+		dev->no_tx_done_cleanup = true;	/* the PMD's answer: it does not change */
+	}
 	rte_eth_tx_burst(dev->port_id, queue, none, 0);
 }
 

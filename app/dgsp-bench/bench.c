@@ -318,6 +318,38 @@ reps_for(uint64_t bytes)
 	return n > MAXREP ? MAXREP : (int)n;
 }
 
+/*
+ * reps gathers (or scatters) of the whole layout, each timed right after a memcpy of the
+ * same bytes: tm[r] and top[r] their times, ratio[r] memcpy's over the operation's.
+ */
+static void
+time_vs_memcpy(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint8_t *pk,
+	       const uint8_t *ref, uint64_t bytes, bool scatter, double *tm, double *top,
+	       double *ratio)
+{
+	struct amrma_dgsm m;
+	double t0, t1, t2;
+	int r;
+
+	for (r = -1; r < reps; r++) {
+		/* r == -1 warms caches and TLBs and is not recorded */
+		t0 = cpu_ns();
+		memcpy(pk, ref, bytes);
+		t1 = cpu_ns();
+		amrma_dgsm_init(&m, p, disc, count);
+		if (scatter)
+			amrma_dgsm_scatter(&m, pk, bytes);
+		else
+			amrma_dgsm_gather(&m, pk, bytes);
+		t2 = cpu_ns();
+		if (r < 0)
+			continue;
+		tm[r] = t1 - t0;
+		top[r] = t2 - t1;
+		ratio[r] = (t1 - t0) / (t2 - t1);
+	}
+}
+
 static void
 bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 {
@@ -326,7 +358,7 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 	struct amrma_dgsm m;
 	uint64_t count, span, bytes, off;
 	double tm[2 * MAXREP], tg[MAXREP], ts[MAXREP], tp[MAXREP];
-	double rg[MAXREP], rs[MAXREP], t0, t1, t2;
+	double rg[MAXREP], rs[MAXREP], t0, t1;
 	uint8_t *disc, *pk, *ref;
 	int r, reps_saved = reps;
 
@@ -346,33 +378,8 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 	 * buffer measured 0.67-0.74 of memcpy, on their own 0.76-0.86 (most likely the
 	 * scatter's dirty lines being written back during the gather).
 	 */
-	for (r = -1; r < reps; r++) {
-		/* r == -1 warms caches and TLBs and is not recorded */
-		t0 = cpu_ns();
-		memcpy(pk, ref, bytes);
-		t1 = cpu_ns();
-		amrma_dgsm_init(&m, p, disc, count);
-		amrma_dgsm_gather(&m, pk, bytes);
-		t2 = cpu_ns();
-		if (r < 0)
-			continue;
-		tm[2 * r] = t1 - t0;
-		tg[r] = t2 - t1;
-		rg[r] = (t1 - t0) / (t2 - t1);
-	}
-	for (r = -1; r < reps; r++) {
-		t0 = cpu_ns();
-		memcpy(pk, ref, bytes);
-		t1 = cpu_ns();
-		amrma_dgsm_init(&m, p, disc, count);
-		amrma_dgsm_scatter(&m, pk, bytes);
-		t2 = cpu_ns();
-		if (r < 0)
-			continue;
-		tm[2 * r + 1] = t1 - t0;
-		ts[r] = t2 - t1;
-		rs[r] = (t1 - t0) / (t2 - t1);
-	}
+	time_vs_memcpy(p, disc, count, pk, ref, bytes, false, tm, tg, rg);
+	time_vs_memcpy(p, disc, count, pk, ref, bytes, true, tm + reps, ts, rs);
 	for (r = -1; r < reps; r++) {
 		/* Packet path: 1500-byte activations, as the NIC would. */
 		t0 = cpu_ns();

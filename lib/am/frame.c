@@ -140,12 +140,18 @@ ctx_tx_burst(struct amrma_ctx *ctx)
 	ctx->tx_stalled = sent == 0;
 	ctx->st.tx_frames += sent;
 	ctx->nb_tx = n - sent;
-	ctx->tx_pend_bytes = 0;
-	/* a full TX queue is back-pressure, not loss: keep the rest for the next poll */
-	if (unlikely(sent < n)) {
+	if (likely(sent == n)) {
+		ctx->tx_pend_bytes = 0;
+		return;
+	}
+	/* a full TX queue is back-pressure, not loss: keep the rest for the next poll. A
+	 * burst that took nothing leaves the queue and its byte count as they were: a port
+	 * whose peer is gone costs a poll one refused call, not a pass over TX_BUF frames */
+	if (sent != 0) {
 		uint16_t i;
 
 		memmove(ctx->tx, ctx->tx + sent, (n - sent) * sizeof(ctx->tx[0]));
+		ctx->tx_pend_bytes = 0;
 		for (i = 0; i < ctx->nb_tx; i++)
 			ctx->tx_pend_bytes += ctx->tx[i]->pkt_len;
 	}

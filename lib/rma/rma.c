@@ -498,11 +498,13 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	/* a chunk carries 4 arguments (put) or none (get reply) */
 	max = amrma_am_max_payload(ctx, 4);
 	proto = flags & (AMRMA_RMA_F_SHORT | AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_RENDEZVOUS);
-	if (proto == 0)
-		proto = len >= (kind == OP_PUT ? c->rndv_put_threshold : c->rndv_threshold) ?
-			AMRMA_RMA_F_RENDEZVOUS :
-			len <= RTE_MIN((size_t)(c->short_max ? c->short_max : max), (size_t)max) ?
-			AMRMA_RMA_F_SHORT : AMRMA_RMA_F_PIPELINED;
+	if (proto == 0) {
+		uint64_t rndv_from = kind == OP_PUT ? c->rndv_put_threshold : c->rndv_threshold;
+		size_t short_max = RTE_MIN((size_t)(c->short_max ? c->short_max : max), (size_t)max);
+
+		proto = len >= rndv_from ? AMRMA_RMA_F_RENDEZVOUS :
+			len <= short_max ? AMRMA_RMA_F_SHORT : AMRMA_RMA_F_PIPELINED;
+	}
 	if (__builtin_popcount(proto) != 1 || (proto == AMRMA_RMA_F_SHORT && len > max))
 		return -EINVAL;
 	op = op_new(rc, kind, flags, dst, key, offset, buf, len, cb, arg, req != NULL, &ret);

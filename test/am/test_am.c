@@ -1057,20 +1057,21 @@ test_rules(void **state)
 	quiesce_and_destroy(&h);
 }
 
-/* A port that takes no frame (a full queue, a link that is down). */
-static bool tx_blocked;
-static unsigned int tx_blocked_calls;	/* TX bursts the blocked port refused */
+/* A port that takes at most tx_cap frames a burst; 0: none (a full queue, a link that
+ * is down). The caller keeps what is not sent. */
+static uint16_t tx_cap = UINT16_MAX;
+static unsigned int tx_blocked_calls;	/* bursts refused whole */
 
 static uint16_t
-block_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
+cap_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
 {
 	RTE_SET_USED(port);
 	RTE_SET_USED(queue);
 	RTE_SET_USED(pkts);
 	RTE_SET_USED(arg);
-	if (tx_blocked && n != 0)
+	if (tx_cap == 0 && n != 0)
 		tx_blocked_calls++;
-	return tx_blocked ? 0 : n;	/* the caller keeps what is not sent */
+	return RTE_MIN(n, tx_cap);
 }
 
 /*
@@ -1092,9 +1093,9 @@ test_blocked_port_is_idle(void **state)
 
 	RTE_SET_USED(state);
 	echo_pair(&h);
-	cb = rte_eth_add_tx_callback(h.n[0].port, 0, block_tx, NULL);
+	cb = rte_eth_add_tx_callback(h.n[0].port, 0, cap_tx, NULL);
 	assert_non_null(cb);
-	tx_blocked = true;
+	tx_cap = 0;
 	tx_blocked_calls = 0;
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, a, 2, NULL, 0, load_done,
 					  (void *)(uintptr_t)7), 0);
@@ -1106,7 +1107,7 @@ test_blocked_port_is_idle(void **state)
 	assert_true(tx_blocked_calls >= 1 + h.n[0].dev.tx_retries + 100);
 	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &st);
 	assert_int_equal(st.tx_frames, 0);
-	tx_blocked = false;
+	tx_cap = UINT16_MAX;
 	assert_true(amrma_ctx_poll(h_ctx(&h, 0, 0), 32) >= 1);	/* it left */
 	assert_true(h_run_until(&h, all_done, &t, 2000));
 	assert_int_equal(L.done_ok, 1);
@@ -1115,19 +1116,6 @@ test_blocked_port_is_idle(void **state)
 	assert_int_equal(rte_eth_remove_tx_callback(h.n[0].port, 0, cb), 0);
 	rte_free((void *)(uintptr_t)cb);	/* nobody sends now */
 	quiesce_and_destroy(&h);
-}
-
-/* A port that takes at most tx_cap frames a burst, 0: none. */
-static uint16_t tx_cap;
-
-static uint16_t
-cap_tx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
-{
-	RTE_SET_USED(port);
-	RTE_SET_USED(queue);
-	RTE_SET_USED(pkts);
-	RTE_SET_USED(arg);
-	return RTE_MIN(n, tx_cap);
 }
 
 /*

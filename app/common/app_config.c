@@ -307,10 +307,20 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 		ret = -EINVAL;
 		goto out;
 	}
-	names = calloc(rte_cfgfile_num_sections(c, NULL, 0) + 1, sizeof(*names));
-	for (i = 0; names && i < rte_cfgfile_num_sections(c, NULL, 0); i++)
+	nsec = rte_cfgfile_num_sections(c, NULL, 0);
+	names = calloc(nsec + 1, sizeof(*names));
+	/* rte_cfgfile_sections() writes into every name it is given: all must exist */
+	for (i = 0; names != NULL && i < nsec; i++) {
 		names[i] = calloc(1, CFG_NAME_LEN);
-	nsec = rte_cfgfile_sections(c, names, rte_cfgfile_num_sections(c, NULL, 0));
+		if (names[i] == NULL)
+			break;
+	}
+	if (names == NULL || i < nsec) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		ret = -ENOMEM;
+		goto out;
+	}
+	nsec = rte_cfgfile_sections(c, names, nsec);
 	for (i = 0; i < nsec; i++) {
 		struct app_peer *p;
 		char *end;

@@ -116,28 +116,33 @@ app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t 
 	uint64_t issued = 0, t_start, t_last, hz = rte_get_tsc_hz();
 	uint8_t *buf = malloc(size ? size : 1);
 	struct amrma_idle idle = { .spin = a->cfg.idle_spin, .sleep_us = a->cfg.idle_sleep_us };
-	struct load l = { 0 };
+	/* on the heap: a request still outstanding when the drain gives up keeps it */
+	struct load *l = calloc(1, sizeof(*l));
 	uint32_t i;
 	int ret = 0;
 
-	l.slots = calloc(window, sizeof(*l.slots));
-	l.free = calloc(window, sizeof(*l.free));
-	l.max_rtt = RTE_MIN(count, (uint64_t)1 << 20);
-	l.rtt = calloc(l.max_rtt, sizeof(*l.rtt));
-	l.tsc_us = 1e6 / (double)hz;
-	if (buf == NULL || l.slots == NULL || l.free == NULL || l.rtt == NULL) {
+	if (l == NULL) {
+		free(buf);
+		return -ENOMEM;
+	}
+	l->slots = calloc(window, sizeof(*l->slots));
+	l->free = calloc(window, sizeof(*l->free));
+	l->max_rtt = RTE_MIN(count, (uint64_t)1 << 20);
+	l->rtt = calloc(l->max_rtt, sizeof(*l->rtt));
+	l->tsc_us = 1e6 / (double)hz;
+	if (buf == NULL || l->slots == NULL || l->free == NULL || l->rtt == NULL) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < window; i++)
-		l.free[l.nb_free++] = window - 1 - i;
+		l->free[l->nb_free++] = window - 1 - i;
 	t_start = t_last = rte_rdtsc();
-	while (l.completed < count && !app_stop) {
-		while (issued < count && l.nb_free > 0) {
-			struct slot *s = &l.slots[l.free[l.nb_free - 1]];
+	while (l->completed < count && !app_stop) {
+		while (issued < count && l->nb_free > 0) {
+			struct slot *s = &l->slots[l->free[l->nb_free - 1]];
 			uint64_t arg;
 
-			s->load = &l;
+			s->load = l;
 			s->id = issued;
 			fill(buf, issued, size);
 			s->crc = rte_hash_crc(buf, size, (uint32_t)issued);
@@ -149,7 +154,7 @@ app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t 
 				break;
 			if (ret != 0)
 				goto out;
-			l.nb_free--;
+			l->nb_free--;
 			issued++;
 		}
 		ret = 0;
@@ -160,17 +165,17 @@ app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t 
 
 			t_last = rte_rdtsc();
 			fprintf(stderr, "progress: %" PRIu64 "/%" PRIu64 " done, %.0f req/s, "
-				"%" PRIu64 " errors\n", l.completed, count, l.completed / el,
-				l.errors);
+				"%" PRIu64 " errors\n", l->completed, count, l->completed / el,
+				l->errors);
 		}
 	}
 	res->seconds = (double)(rte_rdtsc() - t_start) / hz;
-	res->completed = l.completed;
-	res->verified = l.verified;
-	res->errors = l.errors;
-	qsort(l.rtt, l.nb_rtt, sizeof(*l.rtt), cmp_double);
-	res->rtt_median_us = l.nb_rtt ? l.rtt[l.nb_rtt / 2] : 0;
-	res->rtt_p99_us = l.nb_rtt ? l.rtt[(l.nb_rtt * 99) / 100] : 0;
+	res->completed = l->completed;
+	res->verified = l->verified;
+	res->errors = l->errors;
+	qsort(l->rtt, l->nb_rtt, sizeof(*l->rtt), cmp_double);
+	res->rtt_median_us = l->nb_rtt ? l->rtt[l->nb_rtt / 2] : 0;
+	res->rtt_p99_us = l->nb_rtt ? l->rtt[(l->nb_rtt * 99) / 100] : 0;
 	/* drain what is still in flight (interrupted run) so nothing refers to l */
 	{
 		uint64_t end = rte_rdtsc() + hz;
@@ -178,15 +183,17 @@ app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t 
 		while (amrma_ctx_outstanding(ctx) != 0 && rte_rdtsc() < end)
 			app_poll(a);
 		if (amrma_ctx_outstanding(ctx) != 0) {
-			/* callbacks still point at l: leave it allocated */
+			/* their callbacks (at the latest when the node goes) still write
+			 * into l and its slots: leave them allocated */
 			free(buf);
 			return -ETIMEDOUT;
 		}
 	}
 out:
 	free(buf);
-	free(l.slots);
-	free(l.free);
-	free(l.rtt);
+	free(l->slots);
+	free(l->free);
+	free(l->rtt);
+	free(l);
 	return ret;
 }

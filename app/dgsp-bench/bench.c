@@ -197,12 +197,14 @@ list_pieces(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint64_t 
  * the order defeats its stream prefetch, and a gather pays for the whole span where
  * memcpy reads only its bytes.
  */
+/* where the reads' sum goes, so the compiler keeps the reads */
+static volatile uint64_t read_sink;
+
 static double
 read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint64_t span)
 {
 	uint64_t *pa, *pl, n = list_pieces(p, disc, count, &pa, &pl), i, a;
 	double ts[MAXREP], tp[MAXREP], t0;
-	volatile uint64_t sink = 0;
 	int r;
 
 	for (r = 0; r < reps; r++) {
@@ -217,7 +219,7 @@ read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, 
 			for (a = pa[i] & ~UINT64_C(63); a < pa[i] + pl[i]; a += 64)
 				s += *(const uint64_t *)(uintptr_t)a;
 		tp[r] = cpu_ns() - t0;
-		sink += s;
+		read_sink += s;
 	}
 	free(pa);
 	free(pl);
@@ -506,7 +508,7 @@ child(int sock, struct ctl *cl, uint64_t want)
 	struct amrma_xmem_region *reg;
 	struct amrma_dgsp_type *t = NULL;
 	struct amrma_xmem_export ex;
-	uint64_t seq = 0, count, span, k;
+	uint64_t seq = 0, count = 0, span, k;
 	struct amrma_dgsm m;
 	uint8_t *mem;
 	int rc;
@@ -538,7 +540,10 @@ child(int sock, struct ctl *cl, uint64_t want)
 				_exit(2);
 			break;
 		case CMD_STAGE:
-			/* Fill side of the fill/drain cycle, two slots. */
+			/* Fill side of the fill/drain cycle, two slots, over the last
+			 * export's layout */
+			if (t == NULL)
+				_exit(3);
 			amrma_dgsm_init(&m, amrma_dgsp_type_program(t), mem,
 					count);
 			for (k = 0; k * STAGE < cl->n; k++) {

@@ -76,13 +76,15 @@ perf_rma_lat(struct app *a, const struct perf_opts *o)
 	unsigned int s, r, k;
 	int ret;
 
-	if (t == NULL || buf == NULL)
-		return -ENOMEM;
+	if (t == NULL || buf == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	rma_flags = o->rma_flags;
 	ret = app_region_info(a, ctx, dst, 0, &key, &rlen);
 	if (ret != 0) {
 		fprintf(stderr, "rma-lat: no region at the peer (%s)\n", strerror(-ret));
-		return ret;
+		goto out;
 	}
 	memset(buf, 0x3c, 65536);
 	for (s = 0; s < o->nb_sizes && !app_stop; s++) {

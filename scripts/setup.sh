@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install exactly the Debian 12 packages amrma needs to build, test and demo. Idempotent:
 # does nothing (not even apt-get update) when everything is already installed.
+#   scripts/setup.sh [PKG...]   also the named extras (scripts/test.sh --clang: clang and its fuzzer runtime)
 set -euo pipefail
 
 PKGS=(
@@ -12,6 +13,7 @@ PKGS=(
 	tshark						# Wireshark dissector test
 	gnuplot-nox					# bench plots
 	valgrind					# memory checking (scripts/test.sh --valgrind)
+	"$@"
 )
 
 missing=()

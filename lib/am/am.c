@@ -228,7 +228,7 @@ reply_queue(struct amrma_ctx *ctx, uint16_t handler, const uint64_t *args,
 		if (m == NULL)
 			return -ENOBUFS;
 		/* room for this reply was reserved before the handler ran */
-		chan_queue(ctx, ctx->tok_ch, m, true);
+		chan_queue(ctx, ctx->tok_ch, m, ctx->reply_open);
 	}
 	return 0;
 }
@@ -272,7 +272,7 @@ reply_flush(struct amrma_ctx *ctx, struct rte_mbuf *m, bool kept)
 	msg_fields(ctx, ctx->tok_ch, AMRMA_WIRE_REPLY, ctx->pend.handler, ctx->pend.nargs,
 		   ctx->pend.len, ctx->pend.status, ctx->tok_wire, &f);
 	frame_over(ctx->tok_ch, m, &f, ctx->pend.args, ctx->pend.payload);
-	chan_queue(ctx, ctx->tok_ch, m, true);
+	chan_queue(ctx, ctx->tok_ch, m, ctx->reply_open);
 	ctx->st.replies_in_place++;
 	return true;
 }
@@ -642,12 +642,20 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	/* a coalesced frame: its messages in order; a handler keeping the mbuf gets a
 	 * reference of its own */
 	ctx->st.rx_coalesced += v.nb_msgs - 1u;
-	for (;;) {
-		if (dispatch(ctx, ch, m, &v, linear))
-			mbuf_ref_chain(m);
-		if (v.more_len == 0)
-			break;
-		amrma_wire_next(&v);
+	{
+		/* the frame's later messages may still join a reply's frame */
+		bool open_last = ctx->reply_open;
+
+		ctx->reply_open = true;
+		for (;;) {
+			if (v.more_len == 0)
+				ctx->reply_open = open_last;
+			if (dispatch(ctx, ch, m, &v, linear))
+				mbuf_ref_chain(m);
+			if (v.more_len == 0)
+				break;
+			amrma_wire_next(&v);
+		}
 	}
 out:
 	return !keep;

@@ -560,7 +560,7 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	struct amrma_wire_view v;
 	enum amrma_wire_err err;
 	struct channel *ch;
-	bool keep = false, linear;
+	bool keep = false, linear, burst_more;
 
 	ctx->st.rx_frames++;
 	ctx->st.rx_bytes += m->pkt_len;
@@ -642,20 +642,15 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	/* a coalesced frame: its messages in order; a handler keeping the mbuf gets a
 	 * reference of its own */
 	ctx->st.rx_coalesced += v.nb_msgs - 1u;
-	{
+	burst_more = ctx->reply_open;
+	for (;;) {
 		/* the frame's later messages may still join a reply's frame */
-		bool open_last = ctx->reply_open;
-
-		ctx->reply_open = true;
-		for (;;) {
-			if (v.more_len == 0)
-				ctx->reply_open = open_last;
-			if (dispatch(ctx, ch, m, &v, linear))
-				mbuf_ref_chain(m);
-			if (v.more_len == 0)
-				break;
-			amrma_wire_next(&v);
-		}
+		ctx->reply_open = burst_more || v.more_len != 0;
+		if (dispatch(ctx, ch, m, &v, linear))
+			mbuf_ref_chain(m);
+		if (v.more_len == 0)
+			break;
+		amrma_wire_next(&v);
 	}
 out:
 	return !keep;

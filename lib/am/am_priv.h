@@ -109,8 +109,7 @@ struct amrma_ctx {
 	uint32_t tx_pend_bytes;		/* bytes in tx[] */
 	bool tx_stalled;		/* the last burst sent nothing, retries and all */
 	bool in_poll;
-	/* a reply may stay open for later messages: false while the last frame of an RX
-	 * burst is handled, when nothing of this burst can join it */
+	/* a reply may stay open for later messages of its RX burst (set per message) */
 	bool reply_open;
 	uint32_t idle_polls;		/* polls since the clock was last read when idle */
 	uint64_t now;			/* TSC of this poll (at most one rdtsc per poll) */

@@ -73,7 +73,6 @@ ctx_init(struct amrma_node *node, uint16_t i)
 	ctx->pool = node->pool;
 	ctx->idx = i;
 	ctx->max_ops = c->max_ops;
-	ctx->reply_open = true;
 	ctx->now = rte_rdtsc();
 	ctx->by_node = rte_zmalloc_socket(NULL, sizeof(*ctx->by_node) * c->max_nodes, 0, socket);
 	ctx->peer_nb_ctx = rte_zmalloc_socket(NULL, c->max_nodes, 0, socket);

@@ -50,8 +50,9 @@ rx_frames(struct amrma_ctx *ctx, struct rte_mbuf **pkts, unsigned int n, uint64_
 	for (i = 0; i < n; i++) {
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		else
-			ctx->reply_open = false;	/* leaves with the flush below */
+		/* nothing of this burst can join the last frame's replies: they leave with
+		 * the flush below, unopened */
+		ctx->reply_open = i + 1 < n;
 		/* in place: nb_free <= i */
 		if (am_rx_frame(ctx, pkts[i], now, redirected))
 			pkts[nb_free++] = pkts[i];
@@ -61,7 +62,6 @@ rx_frames(struct amrma_ctx *ctx, struct rte_mbuf **pkts, unsigned int n, uint64_
 		if (ctx->tx_pend_bytes >= EARLY_TX_BYTES)
 			ctx_tx_burst(ctx);
 	}
-	ctx->reply_open = true;
 	ctx_tx_flush(ctx);
 	if (ctx->nb_rx_acks != 0)
 		chan_acks_apply(ctx, now);

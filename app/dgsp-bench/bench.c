@@ -189,6 +189,9 @@ list_pieces(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint64_t 
 	return n;
 }
 
+/* where the reads' sum goes, so the compiler keeps the reads */
+static volatile uint64_t read_sink;
+
 /*
  * What reading only the layout's bytes costs: the time to read one word of every cache
  * line the layout touches, in the layout's order, over the time to read one word of every
@@ -197,9 +200,6 @@ list_pieces(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint64_t 
  * the order defeats its stream prefetch, and a gather pays for the whole span where
  * memcpy reads only its bytes.
  */
-/* where the reads' sum goes, so the compiler keeps the reads */
-static volatile uint64_t read_sink;
-
 static double
 read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint64_t span)
 {
@@ -249,22 +249,83 @@ copy_stream(uint8_t *d, const uint8_t *s, uint64_t n)
 	memcpy(d, s, n);
 }
 
-/* Simple gathers: memcpy or streaming stores per piece, with or without read-ahead. */
-#define SIMPLE_AHEAD 4
+/* An operation that fills or empties pk[0, bytes), timed against memcpy of those bytes. */
+typedef void (*bytes_op_t)(void *arg, uint8_t *pk, uint64_t bytes);
+
+/*
+ * reps runs of op, each timed right after a memcpy of the same bytes: tm[r] and top[r]
+ * their times (when not NULL), ratio[r] memcpy's over op's.
+ */
 static void
-simple_gather(uint8_t *pk, const uint64_t *pa, const uint64_t *pl, uint64_t n, int how)
+time_vs_memcpy(bytes_op_t op, void *arg, uint8_t *pk, const uint8_t *ref, uint64_t bytes,
+	       double *tm, double *top, double *ratio)
 {
+	double t0, t1, t2;
+	int r;
+
+	for (r = -1; r < reps; r++) {
+		/* r == -1 warms caches and TLBs and is not recorded */
+		t0 = cpu_ns();
+		memcpy(pk, ref, bytes);
+		t1 = cpu_ns();
+		op(arg, pk, bytes);
+		t2 = cpu_ns();
+		if (r < 0)
+			continue;
+		if (tm != NULL) {
+			tm[r] = t1 - t0;
+			top[r] = t2 - t1;
+		}
+		ratio[r] = (t1 - t0) / (t2 - t1);
+	}
+}
+
+/* A whole gather or scatter of the layout by the DGSM. */
+struct dgsm_op {
+	const struct amrma_dgsp *p;
+	uint8_t *disc;
+	uint64_t count;
+	bool scatter;
+};
+
+static void
+dgsm_run(void *arg, uint8_t *pk, uint64_t bytes)
+{
+	const struct dgsm_op *o = arg;
+	struct amrma_dgsm m;
+
+	amrma_dgsm_init(&m, o->p, o->disc, o->count);
+	if (o->scatter)
+		amrma_dgsm_scatter(&m, pk, bytes);
+	else
+		amrma_dgsm_gather(&m, pk, bytes);
+}
+
+/* A simple gather: memcpy or streaming stores per piece, with or without read-ahead. */
+#define SIMPLE_AHEAD 4
+struct simple_op {
+	const uint64_t *pa, *pl;	/* the pieces: addresses, lengths */
+	uint64_t n;
+	int how;			/* bit 0: streaming stores, bit 1: read ahead */
+};
+
+static void
+simple_gather(void *arg, uint8_t *pk, uint64_t bytes)
+{
+	const struct simple_op *o = arg;
 	uint64_t i, a;
 
-	for (i = 0; i < n; i++) {
-		if ((how & 2) && i + SIMPLE_AHEAD < n)
-			for (a = 0; a < pl[i + SIMPLE_AHEAD] && a < 1024; a += 64)
-				__builtin_prefetch((const void *)(uintptr_t)(pa[i + SIMPLE_AHEAD] + a));
-		if (how & 1)
-			copy_stream(pk, (const uint8_t *)(uintptr_t)pa[i], pl[i]);
+	(void)bytes;	/* the pieces add up to it */
+	for (i = 0; i < o->n; i++) {
+		if ((o->how & 2) && i + SIMPLE_AHEAD < o->n)
+			for (a = 0; a < o->pl[i + SIMPLE_AHEAD] && a < 1024; a += 64)
+				__builtin_prefetch((const void *)(uintptr_t)
+						   (o->pa[i + SIMPLE_AHEAD] + a));
+		if (o->how & 1)
+			copy_stream(pk, (const uint8_t *)(uintptr_t)o->pa[i], o->pl[i]);
 		else
-			memcpy(pk, (const void *)(uintptr_t)pa[i], pl[i]);
-		pk += pl[i];
+			memcpy(pk, (const void *)(uintptr_t)o->pa[i], o->pl[i]);
+		pk += o->pl[i];
 	}
 #ifdef __SSE2__
 	_mm_sfence();
@@ -282,22 +343,14 @@ simple_gather_vs_memcpy(const struct amrma_dgsp *p, uint8_t *disc, uint64_t coun
 			uint8_t *pk, const uint8_t *ref, uint64_t bytes)
 {
 	uint64_t *pa, *pl, n = list_pieces(p, disc, count, &pa, &pl);
-	double best = 0, rr[MAXREP], t0, t1, t2;
-	int how, r;
+	struct simple_op o = { .pa = pa, .pl = pl, .n = n };
+	double best = 0, rr[MAXREP], x;
 
-	for (how = 0; how < 4; how++) {
-		for (r = -1; r < reps; r++) {
-			t0 = cpu_ns();
-			memcpy(pk, ref, bytes);
-			t1 = cpu_ns();
-			simple_gather(pk, pa, pl, n, how);
-			t2 = cpu_ns();
-			if (r >= 0)
-				rr[r] = (t1 - t0) / (t2 - t1);
-		}
-		t0 = median(rr, reps);
-		if (t0 > best)
-			best = t0;
+	for (o.how = 0; o.how < 4; o.how++) {
+		time_vs_memcpy(simple_gather, &o, pk, ref, bytes, NULL, NULL, rr);
+		x = median(rr, reps);
+		if (x > best)
+			best = x;
 	}
 	free(pa);
 	free(pl);
@@ -320,38 +373,6 @@ reps_for(uint64_t bytes)
 	return n > MAXREP ? MAXREP : (int)n;
 }
 
-/*
- * reps gathers (or scatters) of the whole layout, each timed right after a memcpy of the
- * same bytes: tm[r] and top[r] their times, ratio[r] memcpy's over the operation's.
- */
-static void
-time_vs_memcpy(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, uint8_t *pk,
-	       const uint8_t *ref, uint64_t bytes, bool scatter, double *tm, double *top,
-	       double *ratio)
-{
-	struct amrma_dgsm m;
-	double t0, t1, t2;
-	int r;
-
-	for (r = -1; r < reps; r++) {
-		/* r == -1 warms caches and TLBs and is not recorded */
-		t0 = cpu_ns();
-		memcpy(pk, ref, bytes);
-		t1 = cpu_ns();
-		amrma_dgsm_init(&m, p, disc, count);
-		if (scatter)
-			amrma_dgsm_scatter(&m, pk, bytes);
-		else
-			amrma_dgsm_gather(&m, pk, bytes);
-		t2 = cpu_ns();
-		if (r < 0)
-			continue;
-		tm[r] = t1 - t0;
-		top[r] = t2 - t1;
-		ratio[r] = (t1 - t0) / (t2 - t1);
-	}
-}
-
 static void
 bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 {
@@ -362,6 +383,7 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 	double tm[2 * MAXREP], tg[MAXREP], ts[MAXREP], tp[MAXREP];
 	double rg[MAXREP], rs[MAXREP], t0, t1;
 	uint8_t *disc, *pk, *ref;
+	struct dgsm_op gop;
 	int r, reps_saved = reps;
 
 	t = mk_layout(l, c, want, 2, &count, &span);
@@ -380,8 +402,10 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 	 * buffer measured 0.67-0.74 of memcpy, on their own 0.76-0.86 (most likely the
 	 * scatter's dirty lines being written back during the gather).
 	 */
-	time_vs_memcpy(p, disc, count, pk, ref, bytes, false, tm, tg, rg);
-	time_vs_memcpy(p, disc, count, pk, ref, bytes, true, tm + reps, ts, rs);
+	gop = (struct dgsm_op){ .p = p, .disc = disc, .count = count, .scatter = false };
+	time_vs_memcpy(dgsm_run, &gop, pk, ref, bytes, tm, tg, rg);
+	gop.scatter = true;
+	time_vs_memcpy(dgsm_run, &gop, pk, ref, bytes, tm + reps, ts, rs);
 	for (r = -1; r < reps; r++) {
 		/* Packet path: 1500-byte activations, as the NIC would. */
 		t0 = cpu_ns();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install exactly the Debian 12 packages amrma needs to build, test and demo. Idempotent:
 # does nothing (not even apt-get update) when everything is already installed.
-#   scripts/setup.sh [PKG...]   also the named extras (scripts/test.sh --clang: clang and its fuzzer runtime)
+#   scripts/setup.sh [PKG...]   also the named extra packages
+#                                (scripts/test.sh --clang: clang and its fuzzer runtime)
 set -euo pipefail
 
 PKGS=(

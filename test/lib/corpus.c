@@ -83,7 +83,7 @@ corpus_main(int argc, char **argv, const char *what, corpus_check_t check)
 	}
 	if (corpus_replay(argv[1], check, &c) != 0)
 		return 2;
-	printf("%s corpus: %d files, %d accepted and %d rejected as their names say, "
-	       "%d errors\n", what, c.files, c.accepted, c.rejected, c.errors);
+	printf("%s corpus: %d files, %d accepted and %d rejected as expected, %d errors\n",
+	       what, c.files, c.accepted, c.rejected, c.errors);
 	return c.errors == 0 && c.rejected > 0 ? 0 : 1;
 }

@@ -2,11 +2,9 @@
 /*
  * Replays the tag corpus (the fuzzer's finds) through the differential checker: engine
  * and model must agree on every input, or the checker aborts. An input during which the
- * engine refused a message (its bounded unexpected queue full) counts as rejected, so the
- * replay also proves that the corpus exercises that bound.
+ * engine refused a message (its bounded unexpected queue full) counts as rejected, and
+ * corpus_main() wants at least one: the corpus must exercise that bound.
  */
-#include <stdio.h>
-
 #include "corpus.h"
 #include "tag_model.h"
 
@@ -23,17 +21,5 @@ check(const char *name, const uint8_t *data, size_t len)
 int
 main(int argc, char **argv)
 {
-	struct corpus_counts c;
-
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s corpus-dir\n", argv[0]);
-		return 2;
-	}
-	if (corpus_replay(argv[1], check, &c) != 0) {
-		fprintf(stderr, "%s: cannot read %s\n", argv[0], argv[1]);
-		return 1;
-	}
-	printf("tag corpus: %d inputs, engine and model agreed on all; %d of them filled the "
-	       "unexpected queue, %d errors\n", c.files, c.rejected, c.errors);
-	return c.errors == 0 && c.rejected > 0 ? 0 : 1;
+	return corpus_main(argc, argv, "tag", check);
 }

@@ -138,8 +138,8 @@ struct amrma_wire_rx_params {
 	bool skip_csum;			/**< checksums already verified (RX offload) */
 };
 
-/** A validated frame: host-order copies of the header plus pointers into the buffer. */
-struct amrma_wire_view {
+/** The header fields of a frame (host order): what a builder writes, what a parse reads. */
+struct amrma_wire_fields {
 	uint8_t type;
 	uint8_t flags;
 	uint8_t nargs;
@@ -154,8 +154,13 @@ struct amrma_wire_view {
 	uint32_t ack;
 	uint32_t sack;
 	uint32_t token;
-	uint32_t src_epoch;
-	uint32_t dst_epoch;
+	uint32_t src_epoch;	/**< sender's incarnation */
+	uint32_t dst_epoch;	/**< receiver's incarnation as the sender knows it; 0 unknown */
+};
+
+/** A validated frame: its header in host order plus pointers into the buffer. */
+struct amrma_wire_view {
+	struct amrma_wire_fields hdr;	/**< of the current message, see amrma_wire_next() */
 	const uint8_t *args;		/**< nargs big-endian 64-bit words, unaligned */
 	const uint8_t *payload;		/**< payload_len bytes */
 	const uint8_t *more;		/**< AMRMA_WIRE_F_MORE: the further messages */
@@ -193,15 +198,15 @@ amrma_wire_next(struct amrma_wire_view *v)
 	const struct amrma_wire_sub *s = (const struct amrma_wire_sub *)v->more;
 	size_t n;
 
-	v->type = s->type;
-	v->nargs = s->nargs;
-	v->handler = rte_be_to_cpu_16(s->handler);
-	v->payload_len = rte_be_to_cpu_16(s->payload_len);
-	v->status = (int16_t)rte_be_to_cpu_16(s->status);
-	v->token = rte_be_to_cpu_32(s->token);
+	v->hdr.type = s->type;
+	v->hdr.nargs = s->nargs;
+	v->hdr.handler = rte_be_to_cpu_16(s->handler);
+	v->hdr.payload_len = rte_be_to_cpu_16(s->payload_len);
+	v->hdr.status = (int16_t)rte_be_to_cpu_16(s->status);
+	v->hdr.token = rte_be_to_cpu_32(s->token);
 	v->args = v->more + sizeof(*s);
-	v->payload = v->args + 8u * v->nargs;
-	n = amrma_wire_sub_len(v->nargs, v->payload_len);
+	v->payload = v->args + 8u * v->hdr.nargs;
+	n = amrma_wire_sub_len(v->hdr.nargs, v->hdr.payload_len);
 	v->more += n;
 	v->more_len = (uint16_t)(v->more_len - n);
 }
@@ -223,26 +228,6 @@ struct amrma_wire_addr {
 	rte_be32_t src_ip;
 	rte_be32_t dst_ip;
 	uint16_t udp_base;	/**< same base on both nodes */
-};
-
-/** Header fields of a frame to build (host order). */
-struct amrma_wire_fields {
-	uint8_t type;
-	uint8_t flags;
-	uint8_t nargs;
-	uint8_t src_ctx;
-	uint8_t dst_ctx;
-	uint16_t handler;
-	uint16_t src_node;
-	uint16_t dst_node;
-	uint16_t payload_len;
-	int16_t status;
-	uint32_t seq;
-	uint32_t ack;
-	uint32_t sack;
-	uint32_t token;
-	uint32_t src_epoch;	/**< sender's incarnation */
-	uint32_t dst_epoch;	/**< receiver's incarnation as the sender knows it; 0 unknown */
 };
 
 /**

@@ -168,38 +168,38 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 	if (h->nargs > AMRMA_WIRE_MAX_ARGS)
 		return AMRMA_WIRE_ERR_TOO_MANY_ARGS;
 
-	v->type = h->type;
-	v->flags = h->flags;
-	v->nargs = h->nargs;
-	v->payload_len = rte_be_to_cpu_16(h->payload_len);
-	am_len = sizeof(*h) + 8u * v->nargs + v->payload_len;
-	if (v->payload_len > AMRMA_WIRE_MAX_PAYLOAD || udp_len - sizeof(*udp) < am_len)
+	v->hdr.type = h->type;
+	v->hdr.flags = h->flags;
+	v->hdr.nargs = h->nargs;
+	v->hdr.payload_len = rte_be_to_cpu_16(h->payload_len);
+	am_len = sizeof(*h) + 8u * v->hdr.nargs + v->hdr.payload_len;
+	if (v->hdr.payload_len > AMRMA_WIRE_MAX_PAYLOAD || udp_len - sizeof(*udp) < am_len)
 		return AMRMA_WIRE_ERR_BAD_LENGTH;
 	v->more_len = (uint16_t)(udp_len - sizeof(*udp) - am_len);
 	if (!(h->flags & AMRMA_WIRE_F_MORE) && v->more_len != 0)
 		return AMRMA_WIRE_ERR_BAD_LENGTH;
-	if (len < AMRMA_WIRE_HDR_LEN + 8u * v->nargs)
+	if (len < AMRMA_WIRE_HDR_LEN + 8u * v->hdr.nargs)
 		return AMRMA_WIRE_ERR_TRUNCATED;
 
-	v->handler = rte_be_to_cpu_16(h->handler);
-	if (v->handler == AMRMA_WIRE_NO_HANDLER) {
-		if (v->type == AMRMA_WIRE_REQUEST || v->type == AMRMA_WIRE_SEND)
+	v->hdr.handler = rte_be_to_cpu_16(h->handler);
+	if (v->hdr.handler == AMRMA_WIRE_NO_HANDLER) {
+		if (v->hdr.type == AMRMA_WIRE_REQUEST || v->hdr.type == AMRMA_WIRE_SEND)
 			return AMRMA_WIRE_ERR_BAD_HANDLER;
-	} else if (v->handler >= AMRMA_WIRE_MAX_HANDLERS || v->type == AMRMA_WIRE_ACK) {
+	} else if (v->hdr.handler >= AMRMA_WIRE_MAX_HANDLERS || v->hdr.type == AMRMA_WIRE_ACK) {
 		return AMRMA_WIRE_ERR_BAD_HANDLER;
 	}
-	if (v->type == AMRMA_WIRE_ACK && (v->nargs || v->payload_len))
+	if (v->hdr.type == AMRMA_WIRE_ACK && (v->hdr.nargs || v->hdr.payload_len))
 		return AMRMA_WIRE_ERR_BAD_LENGTH;
-	v->nb_msgs = v->type != AMRMA_WIRE_ACK;
-	v->nb_req = v->type == AMRMA_WIRE_REQUEST;
+	v->nb_msgs = v->hdr.type != AMRMA_WIRE_ACK;
+	v->nb_req = v->hdr.type == AMRMA_WIRE_REQUEST;
 	v->args = (const uint8_t *)(h + 1);
-	v->payload = v->args + 8u * v->nargs;
-	v->more = v->payload + v->payload_len;
+	v->payload = v->args + 8u * v->hdr.nargs;
+	v->more = v->payload + v->hdr.payload_len;
 	if (h->flags & AMRMA_WIRE_F_MORE) {
 		enum amrma_wire_err err;
 
 		/* the further messages must all be in buf: coalesced frames are contiguous */
-		if (v->type == AMRMA_WIRE_ACK)
+		if (v->hdr.type == AMRMA_WIRE_ACK)
 			return AMRMA_WIRE_ERR_BAD_FLAGS;
 		if (len != frame_len)
 			return AMRMA_WIRE_ERR_TRUNCATED;
@@ -208,13 +208,13 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 			return err;
 	}
 
-	v->src_ctx = h->src_ctx;
-	v->dst_ctx = h->dst_ctx;
-	if (v->dst_ctx != dport - rx->udp_base || v->src_ctx != sport - rx->udp_base)
+	v->hdr.src_ctx = h->src_ctx;
+	v->hdr.dst_ctx = h->dst_ctx;
+	if (v->hdr.dst_ctx != dport - rx->udp_base || v->hdr.src_ctx != sport - rx->udp_base)
 		return AMRMA_WIRE_ERR_BAD_CTX;
-	v->src_node = rte_be_to_cpu_16(h->src_node);
-	v->dst_node = rte_be_to_cpu_16(h->dst_node);
-	if (v->dst_node != rx->node_id)
+	v->hdr.src_node = rte_be_to_cpu_16(h->src_node);
+	v->hdr.dst_node = rte_be_to_cpu_16(h->dst_node);
+	if (v->hdr.dst_node != rx->node_id)
 		return AMRMA_WIRE_ERR_NOT_FOR_US;
 
 	if (with_csum && !rx->skip_csum) {
@@ -227,13 +227,13 @@ parse(const uint8_t *p, size_t len, size_t frame_len, bool with_csum,
 		}
 	}
 
-	v->status = (int16_t)rte_be_to_cpu_16(h->status);
-	v->seq = rte_be_to_cpu_32(h->seq);
-	v->ack = rte_be_to_cpu_32(h->ack);
-	v->sack = rte_be_to_cpu_32(h->sack);
-	v->token = rte_be_to_cpu_32(h->token);
-	v->src_epoch = rte_be_to_cpu_32(h->src_epoch);
-	v->dst_epoch = rte_be_to_cpu_32(h->dst_epoch);
+	v->hdr.status = (int16_t)rte_be_to_cpu_16(h->status);
+	v->hdr.seq = rte_be_to_cpu_32(h->seq);
+	v->hdr.ack = rte_be_to_cpu_32(h->ack);
+	v->hdr.sack = rte_be_to_cpu_32(h->sack);
+	v->hdr.token = rte_be_to_cpu_32(h->token);
+	v->hdr.src_epoch = rte_be_to_cpu_32(h->src_epoch);
+	v->hdr.dst_epoch = rte_be_to_cpu_32(h->dst_epoch);
 	return AMRMA_WIRE_OK;
 }
 

@@ -358,11 +358,11 @@ static __rte_always_inline const void *
 payload_of(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
 	   bool linear)
 {
-	if (v->payload_len == 0)
+	if (v->hdr.payload_len == 0)
 		return NULL;
 	if (linear)
 		return v->payload;
-	return rte_pktmbuf_read(m, amrma_wire_hdr_len(v->nargs), v->payload_len,
+	return rte_pktmbuf_read(m, amrma_wire_hdr_len(v->hdr.nargs), v->hdr.payload_len,
 				ctx->scratch);
 }
 
@@ -372,15 +372,15 @@ fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view
 {
 	unsigned int i;
 
-	msg->src.node = v->src_node;
-	msg->src.ctx = v->src_ctx;
-	msg->handler = v->handler;
-	msg->nargs = v->nargs;
-	msg->status = v->status;
-	for (i = 0; i < v->nargs; i++)
+	msg->src.node = v->hdr.src_node;
+	msg->src.ctx = v->hdr.src_ctx;
+	msg->handler = v->hdr.handler;
+	msg->nargs = v->hdr.nargs;
+	msg->status = v->hdr.status;
+	for (i = 0; i < v->hdr.nargs; i++)
 		msg->args[i] = amrma_wire_arg(v, i);
 	msg->payload = payload_of(ctx, m, v, linear);
-	msg->len = v->payload_len;
+	msg->len = v->hdr.payload_len;
 	msg->mbuf = m;
 	msg->op_arg = NULL;
 }
@@ -390,7 +390,7 @@ static __rte_always_inline bool
 on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	   const struct amrma_wire_view *v, bool linear)
 {
-	const struct handler_ent *h = &ctx->node->handlers[v->handler];
+	const struct handler_ent *h = &ctx->node->handlers[v->hdr.handler];
 	struct amrma_am_msg msg;
 	int ret = -ENOENT;
 	bool over = false;
@@ -399,10 +399,10 @@ on_request(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	ctx->replied = false;
 	ctx->tok = ++ctx->tok_gen;
 	ctx->tok_ch = ch;
-	ctx->tok_wire = v->token;
+	ctx->tok_wire = v->hdr.token;
 	/* a frame of one message, in one direct segment that only we reference, can carry
 	 * the reply back */
-	ctx->tok_mbuf = !(v->flags & AMRMA_WIRE_F_MORE) && linear && RTE_MBUF_DIRECT(m) &&
+	ctx->tok_mbuf = !(v->hdr.flags & AMRMA_WIRE_F_MORE) && linear && RTE_MBUF_DIRECT(m) &&
 			rte_mbuf_refcnt_read(m) == 1 ? m : NULL;
 	if (h->fn != NULL) {
 		fill_msg(ctx, m, v, linear, &msg);
@@ -429,7 +429,7 @@ static bool
 on_send(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view *v,
 	bool linear)
 {
-	const struct handler_ent *h = &ctx->node->handlers[v->handler];
+	const struct handler_ent *h = &ctx->node->handlers[v->hdr.handler];
 	struct amrma_am_msg msg;
 	int ret;
 
@@ -449,21 +449,21 @@ static __rte_always_inline bool
 on_reply(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	 const struct amrma_wire_view *v, bool linear)
 {
-	uint32_t idx = TOKEN_IDX(v->token);
+	uint32_t idx = TOKEN_IDX(v->hdr.token);
 	struct amrma_am_msg msg;
-	int status = v->status;
+	int status = v->hdr.status;
 	struct op *op;
 	int ret = 0;
 
 	/* the token must name a waiting operation sent to exactly this endpoint */
 	if (idx >= ctx->max_ops || ctx->ops[idx].state != OP_WAIT ||
-	    ctx->ops[idx].gen != TOKEN_GEN(v->token) || ctx->ops[idx].ch != ch) {
+	    ctx->ops[idx].gen != TOKEN_GEN(v->hdr.token) || ctx->ops[idx].ch != ch) {
 		ctx->st.bad_token++;
 		return false;
 	}
 	op = &ctx->ops[idx];
-	if (v->handler != AMRMA_WIRE_NO_HANDLER) {
-		const struct handler_ent *h = &ctx->node->handlers[v->handler];
+	if (v->hdr.handler != AMRMA_WIRE_NO_HANDLER) {
+		const struct handler_ent *h = &ctx->node->handlers[v->hdr.handler];
 
 		if (h->fn == NULL) {
 			ctx->st.unknown_handler++;
@@ -530,9 +530,9 @@ static __rte_always_inline bool
 dispatch(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	 const struct amrma_wire_view *v, bool linear)
 {
-	if (v->type == AMRMA_WIRE_REQUEST)
+	if (v->hdr.type == AMRMA_WIRE_REQUEST)
 		return on_request(ctx, ch, m, v, linear);
-	if (unlikely(v->type == AMRMA_WIRE_SEND))
+	if (unlikely(v->hdr.type == AMRMA_WIRE_SEND))
 		return on_send(ctx, m, v, linear);
 	return on_reply(ctx, ch, m, v, linear);
 }
@@ -569,9 +569,9 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 		ctx->st.rx_rejected[err]++;
 		goto out;
 	}
-	if (v.dst_ctx != ctx->idx) {
+	if (v.hdr.dst_ctx != ctx->idx) {
 		/* the port delivered it to the wrong queue: hand it to its context */
-		struct amrma_ctx *to = &ctx->node->ctx[v.dst_ctx];
+		struct amrma_ctx *to = &ctx->node->ctx[v.hdr.dst_ctx];
 
 		if (!redirected && rte_ring_mp_enqueue(to->steer, m) == 0) {
 			ctx->st.redirected++;
@@ -582,21 +582,21 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 		ctx->st.redirect_drops++;
 		goto out;
 	}
-	ch = ctx_channel(ctx, v.src_node, v.src_ctx);
+	ch = ctx_channel(ctx, v.hdr.src_node, v.hdr.src_ctx);
 	if (unlikely(ch == NULL)) {
 		ctx->st.unknown_peer++;
 		goto out;
 	}
-	if (unlikely(v.src_epoch != ch->peer_epoch || v.dst_epoch != ctx->node->epoch)) {
-		if (ch->peer_epoch != 0 && (int32_t)(v.src_epoch - ch->peer_epoch) < 0) {
+	if (unlikely(v.hdr.src_epoch != ch->peer_epoch || v.hdr.dst_epoch != ctx->node->epoch)) {
+		if (ch->peer_epoch != 0 && (int32_t)(v.hdr.src_epoch - ch->peer_epoch) < 0) {
 			ctx->st.stale_epoch++;	/* from an earlier life of the peer */
 			goto out;
 		}
 		if (ch->peer_epoch == 0)
-			ch->peer_epoch = v.src_epoch;	/* first contact */
-		else if (v.src_epoch != ch->peer_epoch)
-			peer_restarted(ctx, v.src_node, v.src_epoch);
-		if (v.dst_epoch != 0 && v.dst_epoch != ctx->node->epoch) {
+			ch->peer_epoch = v.hdr.src_epoch;	/* first contact */
+		else if (v.hdr.src_epoch != ch->peer_epoch)
+			peer_restarted(ctx, v.hdr.src_node, v.hdr.src_epoch);
+		if (v.hdr.dst_epoch != 0 && v.hdr.dst_epoch != ctx->node->epoch) {
 			/* meant for our previous life: an ACK with our epoch makes the sender
 			 * reset its channel instead of retrying into the void */
 			ctx->st.stale_epoch++;
@@ -608,7 +608,7 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 	if (unlikely(ch->dead))
 		goto out;
 	ch->last_rx = now;
-	if (v.flags & AMRMA_WIRE_F_ACK_VALID) {
+	if (v.hdr.flags & AMRMA_WIRE_F_ACK_VALID) {
 		/* applied after the handlers (chan_acks_apply); one entry per frame of a
 		 * burst, so the table only fills if a caller hands over more than a burst */
 		struct rx_ack *a;
@@ -619,10 +619,10 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 
 		a->ch = ch;
 		a->peer_epoch = ch->peer_epoch;
-		a->ack = v.ack;
-		a->sack = v.sack;
+		a->ack = v.hdr.ack;
+		a->sack = v.hdr.sack;
 	}
-	if (v.type == AMRMA_WIRE_ACK)
+	if (v.hdr.type == AMRMA_WIRE_ACK)
 		goto out;
 	/* requests run only if each reply will fit; otherwise the frame is resent later.
 	 * The acks that came so far may make the room. */
@@ -633,9 +633,9 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 			goto out;
 		}
 	}
-	if (!chan_on_seq(ctx, ch, v.seq, now))
+	if (!chan_on_seq(ctx, ch, v.hdr.seq, now))
 		goto out;
-	if (likely(!(v.flags & AMRMA_WIRE_F_MORE))) {
+	if (likely(!(v.hdr.flags & AMRMA_WIRE_F_MORE))) {
 		keep = dispatch(ctx, ch, m, &v, linear);
 		goto out;
 	}

@@ -623,12 +623,12 @@ test_reply_over_request(void **state)
 		rxp.nb_ctx = 1;
 		assert_int_equal(amrma_wire_parse(rte_pktmbuf_mtod(m, void *),
 						  rte_pktmbuf_data_len(m), &rxp, &v), AMRMA_WIRE_OK);
-		assert_int_equal(v.type, AMRMA_WIRE_REQUEST);
-		assert_int_equal(v.handler, H_KEEP);
-		assert_int_equal(v.nargs, 2);
+		assert_int_equal(v.hdr.type, AMRMA_WIRE_REQUEST);
+		assert_int_equal(v.hdr.handler, H_KEEP);
+		assert_int_equal(v.hdr.nargs, 2);
 		assert_int_equal(amrma_wire_arg(&v, 0), 100 + i);
 		assert_int_equal(amrma_wire_arg(&v, 1),
-				 rte_hash_crc(v.payload, v.payload_len, 100 + i));
+				 rte_hash_crc(v.payload, v.hdr.payload_len, 100 + i));
 		rte_pktmbuf_free(m);
 	}
 	quiesce_and_destroy(&h);

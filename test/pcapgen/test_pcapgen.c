@@ -178,27 +178,27 @@ check_good(const char *rec, const struct amrma_wire_view *v, size_t len)
 	unsigned int i;
 
 	assert_int_equal(field(rec, "len"), len);
-	assert_int_equal(field(rec, "type"), v->type);
-	assert_int_equal(field(rec, "flags"), v->flags);
-	assert_int_equal(field(rec, "nargs"), v->nargs);
-	assert_int_equal(field(rec, "handler"), v->handler);
-	assert_int_equal(field(rec, "src_ctx"), v->src_ctx);
-	assert_int_equal(field(rec, "dst_ctx"), v->dst_ctx);
-	assert_int_equal(field(rec, "src_node"), v->src_node);
-	assert_int_equal(field(rec, "dst_node"), v->dst_node);
-	assert_int_equal(field(rec, "seq"), v->seq);
-	assert_int_equal(field(rec, "ack"), v->ack);
-	assert_int_equal(field(rec, "sack"), v->sack);
-	assert_int_equal(field(rec, "token"), v->token);
-	assert_int_equal(field(rec, "payload_len"), v->payload_len);
-	assert_int_equal(field(rec, "status"), v->status);
-	assert_int_equal(field(rec, "src_epoch"), v->src_epoch);
-	assert_int_equal(field(rec, "dst_epoch"), v->dst_epoch);
-	assert_int_not_equal(v->src_epoch, 0);
+	assert_int_equal(field(rec, "type"), v->hdr.type);
+	assert_int_equal(field(rec, "flags"), v->hdr.flags);
+	assert_int_equal(field(rec, "nargs"), v->hdr.nargs);
+	assert_int_equal(field(rec, "handler"), v->hdr.handler);
+	assert_int_equal(field(rec, "src_ctx"), v->hdr.src_ctx);
+	assert_int_equal(field(rec, "dst_ctx"), v->hdr.dst_ctx);
+	assert_int_equal(field(rec, "src_node"), v->hdr.src_node);
+	assert_int_equal(field(rec, "dst_node"), v->hdr.dst_node);
+	assert_int_equal(field(rec, "seq"), v->hdr.seq);
+	assert_int_equal(field(rec, "ack"), v->hdr.ack);
+	assert_int_equal(field(rec, "sack"), v->hdr.sack);
+	assert_int_equal(field(rec, "token"), v->hdr.token);
+	assert_int_equal(field(rec, "payload_len"), v->hdr.payload_len);
+	assert_int_equal(field(rec, "status"), v->hdr.status);
+	assert_int_equal(field(rec, "src_epoch"), v->hdr.src_epoch);
+	assert_int_equal(field(rec, "dst_epoch"), v->hdr.dst_epoch);
+	assert_int_not_equal(v->hdr.src_epoch, 0);
 	p = strstr(rec, "\"args\": [");
 	assert_non_null(p);
 	p += strlen("\"args\": [");
-	for (i = 0; i < v->nargs; i++) {
+	for (i = 0; i < v->hdr.nargs; i++) {
 		unsigned long long a;
 		int n;
 
@@ -210,10 +210,10 @@ check_good(const char *rec, const struct amrma_wire_view *v, size_t len)
 	}
 	assert_int_equal(*p, ']');
 	/* sequenced frames carry seq; ACKs carry nothing else */
-	if (v->type == AMRMA_WIRE_ACK) {
-		assert_int_equal(v->seq, 0);
-		assert_int_equal(v->token, 0);
-		assert_int_equal(v->handler, AMRMA_WIRE_NO_HANDLER);
+	if (v->hdr.type == AMRMA_WIRE_ACK) {
+		assert_int_equal(v->hdr.seq, 0);
+		assert_int_equal(v->hdr.token, 0);
+		assert_int_equal(v->hdr.handler, AMRMA_WIRE_NO_HANDLER);
 	}
 }
 
@@ -269,11 +269,12 @@ check_run(const struct run *r, struct tally *t)
 				 amrma_wire_err_name(err), expect);
 		if (err == AMRMA_WIRE_OK) {
 			check_good(m.rec[i], &v, caplen);
-			if (v.type != AMRMA_WIRE_ACK)
-				assert_int_equal(v.seq, next_seq[v.src_ctx][v.dst_ctx]++);
+			if (v.hdr.type != AMRMA_WIRE_ACK)
+				assert_int_equal(v.hdr.seq,
+						 next_seq[v.hdr.src_ctx][v.hdr.dst_ctx]++);
 			t->good++;
 			t->mtu_max += caplen == RTE_ETHER_HDR_LEN + 1500;
-			t->empty_medium += !strcmp(variant, "request_medium") && !v.payload_len;
+			t->empty_medium += !strcmp(variant, "request_medium") && !v.hdr.payload_len;
 		} else {
 			t->why[err]++;
 		}

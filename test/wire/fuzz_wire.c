@@ -30,24 +30,24 @@ walk(const uint8_t *buf, size_t len, struct amrma_wire_view v)
 {
 	unsigned int msgs = 0, reqs = 0;
 
-	if (v.type == AMRMA_WIRE_ACK) {
+	if (v.hdr.type == AMRMA_WIRE_ACK) {
 		if (v.nb_msgs != 0 || v.more_len != 0)
 			abort();
 		return;
 	}
 	for (;;) {
-		if (v.type != AMRMA_WIRE_REQUEST && v.type != AMRMA_WIRE_REPLY &&
-		    v.type != AMRMA_WIRE_SEND)
+		if (v.hdr.type != AMRMA_WIRE_REQUEST && v.hdr.type != AMRMA_WIRE_REPLY &&
+		    v.hdr.type != AMRMA_WIRE_SEND)
 			abort();
 		/* requests and one-way messages name a handler */
-		if (v.type != AMRMA_WIRE_REPLY && v.handler >= AMRMA_WIRE_MAX_HANDLERS)
+		if (v.hdr.type != AMRMA_WIRE_REPLY && v.hdr.handler >= AMRMA_WIRE_MAX_HANDLERS)
 			abort();
-		if (v.nargs > AMRMA_WIRE_MAX_ARGS || v.payload_len > AMRMA_WIRE_MAX_PAYLOAD)
+		if (v.hdr.nargs > AMRMA_WIRE_MAX_ARGS || v.hdr.payload_len > AMRMA_WIRE_MAX_PAYLOAD)
 			abort();
-		check_inside(buf, len, v.args, 8u * v.nargs);
-		check_inside(buf, len, v.payload, v.payload_len);
+		check_inside(buf, len, v.args, 8u * v.hdr.nargs);
+		check_inside(buf, len, v.payload, v.hdr.payload_len);
 		msgs++;
-		reqs += v.type == AMRMA_WIRE_REQUEST;
+		reqs += v.hdr.type == AMRMA_WIRE_REQUEST;
 		if (v.more_len == 0)
 			break;
 		check_inside(buf, len, v.more, v.more_len);

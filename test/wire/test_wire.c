@@ -86,22 +86,22 @@ test_round_trip(void **state)
 	(void)state;
 	assert_int_equal(flen, AMRMA_WIRE_HDR_LEN + 3 * 8 + sizeof(payload));
 	assert_int_equal(amrma_wire_parse(frame, flen, &rxp, &v), AMRMA_WIRE_OK);
-	assert_int_equal(v.type, AMRMA_WIRE_REQUEST);
-	assert_int_equal(v.flags, AMRMA_WIRE_F_ACK_VALID);
-	assert_int_equal(v.nargs, 3);
-	assert_int_equal(v.src_ctx, 1);
-	assert_int_equal(v.dst_ctx, 2);
-	assert_int_equal(v.handler, 17);
-	assert_int_equal(v.src_node, 1);
-	assert_int_equal(v.dst_node, 2);
-	assert_int_equal(v.payload_len, sizeof(payload));
-	assert_int_equal(v.status, -13);
-	assert_int_equal(v.seq, 0xfffffff0u);
-	assert_int_equal(v.ack, 5);
-	assert_int_equal(v.sack, 0x80000001u);
-	assert_int_equal(v.token, 0xdeadbeefu);
-	assert_int_equal(v.src_epoch, 0x01020304u);
-	assert_int_equal(v.dst_epoch, 0xa0b0c0d0u);
+	assert_int_equal(v.hdr.type, AMRMA_WIRE_REQUEST);
+	assert_int_equal(v.hdr.flags, AMRMA_WIRE_F_ACK_VALID);
+	assert_int_equal(v.hdr.nargs, 3);
+	assert_int_equal(v.hdr.src_ctx, 1);
+	assert_int_equal(v.hdr.dst_ctx, 2);
+	assert_int_equal(v.hdr.handler, 17);
+	assert_int_equal(v.hdr.src_node, 1);
+	assert_int_equal(v.hdr.dst_node, 2);
+	assert_int_equal(v.hdr.payload_len, sizeof(payload));
+	assert_int_equal(v.hdr.status, -13);
+	assert_int_equal(v.hdr.seq, 0xfffffff0u);
+	assert_int_equal(v.hdr.ack, 5);
+	assert_int_equal(v.hdr.sack, 0x80000001u);
+	assert_int_equal(v.hdr.token, 0xdeadbeefu);
+	assert_int_equal(v.hdr.src_epoch, 0x01020304u);
+	assert_int_equal(v.hdr.dst_epoch, 0xa0b0c0d0u);
 	for (i = 0; i < 3; i++)
 		assert_true(amrma_wire_arg(&v, i) == args[i]);
 	assert_memory_equal(v.payload, payload, sizeof(payload));
@@ -238,7 +238,7 @@ test_ack_and_reply_rules(void **state)
 	f.handler = 3;
 	n = amrma_wire_build(b, sizeof(b), &addr, &f, args, NULL, true);
 	assert_int_equal(amrma_wire_parse(b, n, &rxp, &v), AMRMA_WIRE_OK);
-	assert_int_equal(v.type, AMRMA_WIRE_SEND);
+	assert_int_equal(v.hdr.type, AMRMA_WIRE_SEND);
 	assert_int_equal(v.nb_req, 0);	/* nothing to reply: needs no reply room */
 	f.handler = AMRMA_WIRE_NO_HANDLER;
 	/* a reply may have no handler */
@@ -308,7 +308,7 @@ test_parse_hdr(void **state)
 
 	(void)state;
 	assert_int_equal(amrma_wire_parse_hdr(frame, hl, flen, &rxp, &v), AMRMA_WIRE_OK);
-	assert_int_equal(v.payload_len, sizeof(payload));
+	assert_int_equal(v.hdr.payload_len, sizeof(payload));
 	assert_int_equal(amrma_wire_parse_hdr(frame, hl - 1, flen, &rxp, &v),
 			 AMRMA_WIRE_ERR_TRUNCATED);
 	assert_int_equal(amrma_wire_parse_hdr(frame, hl, flen - 1, &rxp, &v),
@@ -468,24 +468,24 @@ test_coalesced(void **state)
 	assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
 	assert_int_equal(v.nb_msgs, n + 1);
 	assert_int_equal(v.nb_req, 1 + n / 2);
-	assert_int_equal(v.type, AMRMA_WIRE_REQUEST);
-	assert_int_equal(v.payload_len, 64);
+	assert_int_equal(v.hdr.type, AMRMA_WIRE_REQUEST);
+	assert_int_equal(v.hdr.payload_len, 64);
 	assert_memory_equal(v.payload, payload, 64);
 	assert_int_equal(amrma_wire_arg(&v, 0), args[0]);
 	for (i = 0; i < n; i++) {
 		assert_true(v.more_len != 0);
 		amrma_wire_next(&v);
-		assert_int_equal(v.type, (i & 1) ? AMRMA_WIRE_REPLY : AMRMA_WIRE_REQUEST);
-		assert_int_equal(v.nargs, i % 3);
-		assert_int_equal(v.token, 1000 + i);
-		assert_int_equal(v.status, -(int)i);
-		assert_int_equal(v.payload_len, i * 7 % 50);
-		assert_memory_equal(v.payload, payload + i, v.payload_len);
-		if (v.nargs > 1)
+		assert_int_equal(v.hdr.type, (i & 1) ? AMRMA_WIRE_REPLY : AMRMA_WIRE_REQUEST);
+		assert_int_equal(v.hdr.nargs, i % 3);
+		assert_int_equal(v.hdr.token, 1000 + i);
+		assert_int_equal(v.hdr.status, -(int)i);
+		assert_int_equal(v.hdr.payload_len, i * 7 % 50);
+		assert_memory_equal(v.payload, payload + i, v.hdr.payload_len);
+		if (v.hdr.nargs > 1)
 			assert_true(amrma_wire_arg(&v, 1) == args[1]);
 		/* frame-level fields are the header's */
-		assert_int_equal(v.seq, 0xfffffff0u);
-		assert_int_equal(v.src_node, 1);
+		assert_int_equal(v.hdr.seq, 0xfffffff0u);
+		assert_int_equal(v.hdr.src_node, 1);
 	}
 	assert_int_equal(v.more_len, 0);
 	/* every cut of a coalesced frame is rejected */

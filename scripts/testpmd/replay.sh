@@ -77,11 +77,7 @@ sock=$tmp/memif.sock
 	--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:02" \
 	-- --config "$src/config/replay-target.ini" "${backoff[@]}" >"$tmp/target.log" 2>&1 &
 target_pid=$!
-for _ in $(seq 100); do
-	grep -q '^amrma-dataplane: node 2' "$tmp/target.log" && break
-	kill -0 "$target_pid" 2>/dev/null || { cat "$tmp/target.log"; exit 1; }
-	sleep 0.1
-done
+wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 2'
 echo "target: amrma-dataplane node 2, pid $target_pid, CPU $cpu_t, file-prefix ${tag}_t"
 
 alive() {

@@ -167,45 +167,57 @@ parse_role(const char *v, enum app_role *r)
 	return 0;
 }
 
+int
+app_parse_list(const char *v, uint64_t *out, unsigned int cap, uint64_t max, bool suffixes)
+{
+	char buf[256], *tok, *save = NULL;
+	unsigned int n = 0;
+
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		char *end;
+		unsigned long long x;
+
+		errno = 0;
+		x = strtoull(tok, &end, 10);
+		if (end == tok || *tok == '-' || errno != 0)
+			return -EINVAL;
+		if (suffixes && (*end == 'K' || *end == 'k') && x <= max >> 10)
+			x <<= 10, end++;
+		else if (suffixes && (*end == 'M' || *end == 'm') && x <= max >> 20)
+			x <<= 20, end++;
+		if (*end != '\0' || x > max || n == cap)
+			return -EINVAL;
+		out[n++] = x;
+	}
+	return n != 0 ? (int)n : -EINVAL;
+}
+
 static int
 parse_lcores(const char *v, struct app_config *cfg)
 {
-	char buf[256], *tok, *save = NULL;
+	uint64_t lc[AMRMA_WIRE_MAX_CTX];
+	int i, n = app_parse_list(v, lc, RTE_DIM(lc), APP_MAX_LCORES - 1, false);
 
-	snprintf(buf, sizeof(buf), "%s", v);
-	cfg->nb_ctx_lcore = 0;
-	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		char *end;
-		unsigned long x = strtoul(tok, &end, 10);
-
-		if (*end != '\0' || x >= APP_MAX_LCORES ||
-		    cfg->nb_ctx_lcore == AMRMA_WIRE_MAX_CTX)
-			return -EINVAL;
-		cfg->ctx_lcore[cfg->nb_ctx_lcore++] = (unsigned int)x;
-	}
-	return cfg->nb_ctx_lcore ? 0 : -EINVAL;
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		cfg->ctx_lcore[i] = (unsigned int)lc[i];
+	cfg->nb_ctx_lcore = (unsigned int)n;
+	return 0;
 }
 
 static int
 parse_sizes(const char *v, struct app_config *cfg)
 {
-	char buf[256], *tok, *save = NULL;
+	int n = app_parse_list(v, cfg->sizes, APP_MAX_SIZES, UINT64_C(1) << 32, true);
 
-	snprintf(buf, sizeof(buf), "%s", v);
-	cfg->nb_sizes = 0;
-	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		char *end;
-		unsigned long long x = strtoull(tok, &end, 0);
-
-		if (*end == 'K' || *end == 'k')
-			x <<= 10, end++;
-		else if (*end == 'M' || *end == 'm')
-			x <<= 20, end++;
-		if (*end != '\0' || cfg->nb_sizes == APP_MAX_SIZES || x > (1ull << 32))
-			return -EINVAL;
-		cfg->sizes[cfg->nb_sizes++] = x;
-	}
-	return cfg->nb_sizes ? 0 : -EINVAL;
+	if (n < 0)
+		return n;
+	cfg->nb_sizes = (unsigned int)n;
+	return 0;
 }
 
 static void

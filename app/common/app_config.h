@@ -69,13 +69,21 @@ struct app_config {
 	bool json;
 };
 
-/** Defaults, then the file (if path non-empty); errors name file, line, key and reason. */
 /** Index of v in names[0..n) (NULL entries skipped), or -1. */
 int app_name_index(const char *v, const char *const *names, unsigned int n);
 
 /** "auto", "on" or "off" to an amrma_csum; -EINVAL otherwise. */
 int app_csum_parse(const char *v, enum amrma_csum *out);
 
+/**
+ * A list of decimal numbers separated by commas or spaces, each at most max; with
+ * suffixes, a K or M after a number multiplies it by 2^10 or 2^20. Returns how many
+ * (1 to cap) were stored in out, or -EINVAL (empty, malformed, too many, too large).
+ */
+int app_parse_list(const char *v, uint64_t *out, unsigned int cap, uint64_t max,
+		   bool suffixes);
+
+/** Defaults, then the file (if path non-empty); errors name file, line, key and reason. */
 int app_config_load(struct app_config *cfg, const char *path, char *err, size_t errlen);
 
 /** Parse "--key value" options after the EAL ones; they override the file. */

@@ -580,23 +580,16 @@ usage(void)
 static int
 parse_sizes(const char *s, struct perf_opts *o)
 {
-	char buf[256], *tok, *save = NULL, *end;
+	/* K/M suffixes for the RMA sizes; AM modes skip what exceeds a frame */
+	uint64_t v[PERF_MAX_SIZES];
+	int i, n = app_parse_list(s, v, PERF_MAX_SIZES, UINT64_C(1) << 30, true);
 
-	snprintf(buf, sizeof(buf), "%s", s);
-	o->nb_sizes = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long v = strtoul(tok, &end, 10);
-
-		/* K/M suffixes for the RMA sizes; AM modes skip what exceeds a frame */
-		if (*end == 'K' || *end == 'k')
-			v <<= 10, end++;
-		else if (*end == 'M' || *end == 'm')
-			v <<= 20, end++;
-		if (*end != '\0' || v > (1ul << 30) || o->nb_sizes == PERF_MAX_SIZES)
-			return -EINVAL;
-		o->sizes[o->nb_sizes++] = (uint32_t)v;
-	}
-	return o->nb_sizes ? 0 : -EINVAL;
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		o->sizes[i] = (uint32_t)v[i];
+	o->nb_sizes = (unsigned int)n;
+	return 0;
 }
 
 static int

@@ -182,7 +182,7 @@ app_parse_list(const char *v, uint64_t *out, unsigned int cap, uint64_t max, boo
 
 		errno = 0;
 		x = strtoull(tok, &end, 10);
-		if (end == tok || *tok == '-' || errno != 0)
+		if (end == tok || strchr(tok, '-') != NULL || errno != 0)
 			return -EINVAL;
 		if (suffixes && (*end == 'K' || *end == 'k') && x <= max >> 10)
 			x <<= 10, end++;

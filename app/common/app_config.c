@@ -95,27 +95,54 @@ bad(struct ctx_err *e, const char *section, const char *key, const char *val,
 	return -EINVAL;
 }
 
+int
+app_parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long x;
+	char *end;
+
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0' || strchr(v, '-') != NULL)
+		return -EINVAL;
+	if (x < min || x > max)
+		return -ERANGE;
+	*out = x;
+	return 0;
+}
+
+int
+app_parse_seconds(const char *v, double *out)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (errno != 0 || end == v || *end != '\0' || !(x >= 0 && x < 1e9))
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
 static int
 get_u64(struct rte_cfgfile *c, struct ctx_err *e, const char *s, const char *k,
 	uint64_t min, uint64_t max, uint64_t *out)
 {
 	const char *v = rte_cfgfile_get_entry(c, s, k);
-	char *end;
-	unsigned long long x;
 	char why[96];
+	int ret;
 
 	if (v == NULL)
 		return 0;
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (errno != 0 || end == v || *end != '\0' || v[0] == '-')
+	ret = app_parse_u64(v, min, max, out);
+	if (ret == -EINVAL)
 		return bad(e, s, k, v, "not a number");
-	if (x < min || x > max) {
+	if (ret != 0) {
 		snprintf(why, sizeof(why), "out of range [%llu, %llu]",
 			 (unsigned long long)min, (unsigned long long)max);
 		return bad(e, s, k, v, why);
 	}
-	*out = x;
 	return 0;
 }
 
@@ -424,13 +451,8 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 	GET(c, &e, "workload", "window", 1, 65535, cfg->window);
 	GET(c, &e, "workload", "size", 0, AMRMA_WIRE_MAX_PAYLOAD, cfg->size);
 	v = rte_cfgfile_get_entry(c, "workload", "duration");
-	if (v != NULL) {
-		char *end;
-
-		cfg->duration_s = strtod(v, &end);
-		if (*end != '\0' || cfg->duration_s < 0)
-			CHECK(bad(&e, "workload", "duration", v, "expected seconds >= 0"));
-	}
+	if (v != NULL && app_parse_seconds(v, &cfg->duration_s) != 0)
+		CHECK(bad(&e, "workload", "duration", v, "expected seconds >= 0"));
 out:
 	if (names != NULL) {
 		for (i = 0; i < rte_cfgfile_num_sections(c, NULL, 0); i++)
@@ -460,6 +482,14 @@ app_config_usage(const char *prog)
 	       "  --rndv-threshold N  rma: bytes from which puts and gets use rendezvous\n"
 	       "  --json            print the summary as JSON\n", prog);
 }
+
+/* an option's number, within the same bounds as its key in the file */
+#define OPT_NUM(min, max, dst) do {						\
+	uint64_t v_;								\
+	if (app_parse_u64(optarg, min, max, &v_) != 0)				\
+		goto bad_opt;							\
+	(dst) = (__typeof__(dst))v_;						\
+} while (0)
 
 int
 app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t errlen)
@@ -503,28 +533,30 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 				goto bad_opt;
 			break;
 		case 'n':
-			cfg->node.node_id = (uint16_t)strtoul(optarg, NULL, 0);
+			OPT_NUM(0, cfg->node.max_nodes - 1, cfg->node.node_id);
 			break;
 		case 'p':
-			cfg->target = (uint16_t)strtoul(optarg, NULL, 0);
+			OPT_NUM(0, cfg->node.max_nodes - 1, cfg->target);
 			break;
 		case 'N':
-			cfg->count = strtoull(optarg, NULL, 0);
+			OPT_NUM(1, UINT64_MAX, cfg->count);
 			break;
 		case 'w':
-			cfg->window = (uint32_t)strtoul(optarg, NULL, 0);
+			OPT_NUM(1, 65535, cfg->window);
 			break;
 		case 's':
-			cfg->size = (uint32_t)strtoul(optarg, NULL, 0);
+			OPT_NUM(0, AMRMA_WIRE_MAX_PAYLOAD, cfg->size);
 			break;
 		case 'd':
-			cfg->duration_s = strtod(optarg, NULL);
+			if (app_parse_seconds(optarg, &cfg->duration_s) != 0)
+				goto bad_opt;
 			break;
 		case 'P':
-			cfg->progress_s = strtod(optarg, NULL);
+			if (app_parse_seconds(optarg, &cfg->progress_s) != 0)
+				goto bad_opt;
 			break;
 		case 'i':
-			cfg->idle_sleep_us = (uint32_t)strtoul(optarg, NULL, 0);
+			OPT_NUM(0, 1000000, cfg->idle_sleep_us);
 			if (cfg->idle_spin == 0)
 				cfg->idle_spin = 1000;
 			break;
@@ -536,7 +568,9 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 				goto bad_opt;
 			break;
 		case 'T':
-			cfg->rma.rndv_threshold = strtoull(optarg, NULL, 0);
+			if (app_parse_list(optarg, &cfg->rma.rndv_threshold, 1, UINT64_MAX,
+					   true) != 1)
+				goto bad_opt;
 			cfg->rma.rndv_put_threshold = cfg->rma.rndv_threshold;
 			break;
 		case 'h':
@@ -545,10 +579,6 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 			snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
 			return -EINVAL;
 		}
-	}
-	if (cfg->window == 0 || cfg->count == 0) {
-		snprintf(err, errlen, "--window and --count must be positive");
-		return -EINVAL;
 	}
 	return 0;
 bad_opt:

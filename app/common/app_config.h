@@ -76,6 +76,15 @@ int app_name_index(const char *v, const char *const *names, unsigned int n);
 int app_csum_parse(const char *v, enum amrma_csum *out);
 
 /**
+ * One number (decimal, 0x hexadecimal or 0 octal) in [min, max]. 0, -EINVAL (not a
+ * number, or negative) or -ERANGE.
+ */
+int app_parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out);
+
+/** A non-negative number of seconds (strtod syntax): 0 or -EINVAL. */
+int app_parse_seconds(const char *v, double *out);
+
+/**
  * A list of decimal numbers separated by commas or spaces, each at most max; with
  * suffixes, a K or M after a number multiplies it by 2^10 or 2^20. Returns how many
  * (1 to cap) were stored in out, or -EINVAL (empty, malformed, too many, too large).

@@ -609,6 +609,14 @@ parse_mode(const char *s, enum perf_mode *m)
 	return 0;
 }
 
+/* parse_args: a number option within bounds, or the usage */
+#define NUM(min, max, dst) do {							\
+	uint64_t v_;								\
+	if (app_parse_u64(optarg, min, max, &v_) != 0)				\
+		goto bad;							\
+	(dst) = (__typeof__(dst))v_;						\
+} while (0)
+
 static int
 parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_mac,
 	   size_t mac_len)
@@ -641,7 +649,6 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_mode = false;
-	char *end;
 	int opt;
 
 	optind = 1;
@@ -663,9 +670,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 			snprintf(A.cfg.port, sizeof(A.cfg.port), "%s", optarg);
 			break;
 		case 'n':
-			*node_id = atoi(optarg);
-			if (*node_id < 0 || *node_id > 1)
-				goto bad;
+			NUM(0, 1, *node_id);
 			break;
 		case 'M':
 			snprintf(peer_mac, mac_len, "%s", optarg);
@@ -675,31 +680,26 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 				goto bad;
 			break;
 		case 'I':
-			o->iters = strtoull(optarg, NULL, 0);
+			NUM(1, UINT64_MAX, o->iters);
 			break;
 		case 'W':
-			o->warmup = strtoull(optarg, NULL, 0);
+			NUM(0, UINT64_MAX, o->warmup);
 			break;
 		case 'r':
-			o->repeat = (unsigned int)strtoul(optarg, NULL, 0);
-			if (o->repeat < 1 || o->repeat > 64)
-				goto bad;
+			NUM(1, 64, o->repeat);	/* per-run results live in arrays of 64 */
 			break;
 		case 'w':
-			o->window = (uint32_t)strtoul(optarg, NULL, 0);
-			if (o->window < 1 || o->window > 65535)
-				goto bad;
+			NUM(1, 65535, o->window);
 			break;
 		case 's':
-			o->rate_size = (uint32_t)strtoul(optarg, NULL, 0);
-			if (o->rate_size > AMRMA_WIRE_MAX_PAYLOAD)
-				goto bad;
+			NUM(0, AMRMA_WIRE_MAX_PAYLOAD, o->rate_size);
 			break;
 		case 'c':
-			o->rate_count = strtoull(optarg, NULL, 0);
+			NUM(1, UINT64_MAX, o->rate_count);
 			break;
 		case 'd':
-			o->duration_s = strtod(optarg, NULL);
+			if (app_parse_seconds(optarg, &o->duration_s) != 0)
+				goto bad;
 			break;
 		case 'z':
 			if (strcmp(optarg, "copy") != 0 && strcmp(optarg, "zero-copy") != 0)
@@ -707,23 +707,19 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 			snprintf(o->memif_mode, sizeof(o->memif_mode), "%s", optarg);
 			break;
 		case 'i':
-			A.cfg.idle_sleep_us = (uint32_t)strtoul(optarg, NULL, 0);
+			NUM(0, 1000000, A.cfg.idle_sleep_us);
 			A.cfg.idle_spin = 1000;
 			break;
 		case 'R':
-			A.cfg.node.rto_us = (uint32_t)strtoul(optarg, NULL, 0);
+			NUM(10, 10000000, A.cfg.node.rto_us);	/* as [am] rto_us */
 			A.cfg.node.rto_max_us = RTE_MAX(A.cfg.node.rto_max_us, 32 * A.cfg.node.rto_us);
-			if (A.cfg.node.rto_us < 10)
-				goto bad;
 			break;
 		case 'C':
 			if (app_csum_parse(optarg, &A.cfg.node.csum) != 0)
 				goto bad;
 			break;
 		case 'K':
-			A.cfg.node.coalesce_frame = (uint16_t)strtoul(optarg, &end, 0);
-			if (*optarg == '\0' || *end != '\0' || strtoul(optarg, NULL, 0) > 9014)
-				goto bad;
+			NUM(0, 9014, A.cfg.node.coalesce_frame);
 			break;
 		case 'q':
 			o->iters = 2000;
@@ -756,7 +752,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 			return -EINVAL;
 		}
 	}
-	if (!have_mode || optind != argc || o->iters == 0 || o->rate_count == 0) {
+	if (!have_mode || optind != argc) {
 		usage();
 		return -EINVAL;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The apps' configuration: the shared number-list parser and lists in an INI file. */
+/* The apps' configuration: the shared number parsers, the INI file and the options. */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -93,6 +94,71 @@ test_ini_lists(void **state)
 	assert_non_null(strstr(err, "sizes"));
 }
 
+static void
+test_number(void **state)
+{
+	uint64_t x = 7;
+	double d;
+
+	(void)state;
+	assert_int_equal(app_parse_u64("0x10", 0, 100, &x), 0);
+	assert_true(x == 16);
+	assert_int_equal(app_parse_u64("100", 0, 100, &x), 0);
+	assert_true(x == 100);
+	assert_int_equal(app_parse_u64("101", 0, 100, &x), -ERANGE);
+	assert_int_equal(app_parse_u64("0", 1, 100, &x), -ERANGE);
+	assert_int_equal(app_parse_u64("4294967297", 1, 64, &x), -ERANGE);	/* 2^32 + 1 */
+	assert_int_equal(app_parse_u64("", 0, 100, &x), -EINVAL);
+	assert_int_equal(app_parse_u64("12ab", 0, 100, &x), -EINVAL);
+	assert_int_equal(app_parse_u64("-1", 0, UINT64_MAX, &x), -EINVAL);
+	assert_int_equal(app_parse_u64("18446744073709551616", 0, UINT64_MAX, &x), -EINVAL);
+	assert_true(x == 100);	/* untouched on failure */
+
+	assert_int_equal(app_parse_seconds("1.5", &d), 0);
+	assert_true(d == 1.5);
+	assert_int_equal(app_parse_seconds("-1", &d), -EINVAL);
+	assert_int_equal(app_parse_seconds("nan", &d), -EINVAL);
+	assert_int_equal(app_parse_seconds("2s", &d), -EINVAL);
+	assert_int_equal(app_parse_seconds("", &d), -EINVAL);
+}
+
+/* Command-line options: the same bounds as the keys in the file. */
+static int
+args(struct app_config *cfg, const char *opt, const char *val)
+{
+	char prog[] = "amrma-dataplane", o[64], v[64], err[256];
+	char *argv[] = { prog, o, v, NULL };
+
+	snprintf(o, sizeof(o), "%s", opt);
+	snprintf(v, sizeof(v), "%s", val);
+	assert_int_equal(load(cfg, "", err, sizeof(err)), 0);	/* defaults + a node */
+	return app_config_args(cfg, 3, argv, err, sizeof(err));
+}
+
+static void
+test_options(void **state)
+{
+	struct app_config cfg;
+
+	(void)state;
+	assert_int_equal(args(&cfg, "--window", "64"), 0);
+	assert_int_equal(cfg.window, 64);
+	assert_int_equal(args(&cfg, "--rndv-threshold", "256K"), 0);
+	assert_true(cfg.rma.rndv_threshold == 262144 && cfg.rma.rndv_put_threshold == 262144);
+	assert_int_equal(args(&cfg, "--duration", "2.5"), 0);
+	assert_true(cfg.duration_s == 2.5);
+
+	assert_int_equal(args(&cfg, "--window", "0"), -EINVAL);
+	assert_int_equal(args(&cfg, "--window", "65536"), -EINVAL);
+	assert_int_equal(args(&cfg, "--count", "0"), -EINVAL);
+	assert_int_equal(args(&cfg, "--count", "ten"), -EINVAL);
+	assert_int_equal(args(&cfg, "--size", "100000"), -EINVAL);
+	assert_int_equal(args(&cfg, "--node-id", "x"), -EINVAL);
+	assert_int_equal(args(&cfg, "--rndv-threshold", "1,2"), -EINVAL);
+	assert_int_equal(args(&cfg, "--duration", "-3"), -EINVAL);
+	assert_int_equal(args(&cfg, "--idle-sleep", "2000000"), -EINVAL);
+}
+
 int
 main(void)
 {
@@ -100,6 +166,8 @@ main(void)
 		cmocka_unit_test(test_list_ok),
 		cmocka_unit_test(test_list_rejects),
 		cmocka_unit_test(test_ini_lists),
+		cmocka_unit_test(test_number),
+		cmocka_unit_test(test_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,8 +14,57 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define DGSM_AVX2 1
+#endif
 
 #include "dgsp_priv.h"
+
+static bool dgsm_avx2;
+
+#ifdef DGSM_AVX2
+/*
+ * Whole lines, n a multiple of 64, with 32-byte streaming stores. On this project's
+ * AMD EPYC machine they beat 16-byte ones for DRAM-sized indexed gathers (4 KiB
+ * blocks, 6 alternating runs: 0.70-0.86 of memcpy against 0.60-0.71) and scatters
+ * (1 KiB: 0.89-1.04 against 0.85-0.90); the baseline ISA has only the 16-byte kind.
+ */
+__attribute__((target("avx2"))) static void
+stream_lines_avx2(uint8_t *dp, const uint8_t *sp, uint64_t n, bool read_ahead)
+{
+	for (; n != 0; n -= 64, dp += 64, sp += 64) {
+		__m256i x0 = _mm256_loadu_si256((const __m256i *)sp);
+		__m256i x1 = _mm256_loadu_si256((const __m256i *)(sp + 32));
+
+		if (read_ahead && n > DGSM_NT_READ_AHEAD)
+			__builtin_prefetch(sp + DGSM_NT_READ_AHEAD);
+		_mm256_stream_si256((__m256i *)dp, x0);
+		_mm256_stream_si256((__m256i *)(dp + 32), x1);
+	}
+}
+
+__attribute__((constructor)) static void
+dgsm_detect_cpu(void)
+{
+	__builtin_cpu_init();
+	dgsm_avx2 = __builtin_cpu_supports("avx2");
+}
+#endif
+
+bool
+dgsm_use_avx2(bool on)
+{
+	bool old = dgsm_avx2;
+
+#ifdef DGSM_AVX2
+	__builtin_cpu_init();
+	dgsm_avx2 = on && __builtin_cpu_supports("avx2");
+#else
+	(void)on;
+#endif
+	return old;
+}
 
 
 int
@@ -167,6 +216,15 @@ copy_nt(void *d, const void *s, uint64_t n, const bool read_ahead)
 	dp += head;
 	sp += head;
 	n -= head;
+#ifdef DGSM_AVX2
+	if (dgsm_avx2) {
+		uint64_t whole = n & ~UINT64_C(63);
+
+		stream_lines_avx2(dp, sp, whole, read_ahead);
+		memcpy(dp + whole, sp + whole, n - whole);
+		return;
+	}
+#endif
 	for (; n >= 64; n -= 64, dp += 64, sp += 64) {
 		__m128i x0 = _mm_loadu_si128((const __m128i *)sp);
 		__m128i x1 = _mm_loadu_si128((const __m128i *)(sp + 16));
@@ -362,7 +420,8 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 					copy_dir(a, c, len, scatter, nt &&
 						 (scatter ? len >= DGSM_SCATTER_NT_MIN :
 						  len < DGSM_RUN_MEMCPY_MIN ||
-						  len >= DGSM_RUN_MEMCPY_MAX));
+						  len >= (dgsm_avx2 ? DGSM_RUN_MEMCPY_MAX_AVX2 :
+							  DGSM_RUN_MEMCPY_MAX)));
 				c += len;
 				moved += len;
 				left -= len;

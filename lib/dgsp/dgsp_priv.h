@@ -126,15 +126,22 @@ prefetch_head(uint64_t a, uint64_t len)
 #define DGSM_NT_READ_AHEAD 4096
 
 /*
- * Gathers of irregular blocks (runs of COPYs: indexed types) of 1 KiB up to 16 KiB
- * go through memcpy even when the activation streams. Measured (indexed layout,
- * ÷ memcpy of the same bytes, streaming → memcpy): 1 KiB 0.55-0.57 → 0.67-0.71,
- * 4 KiB 0.57-0.64 → 0.65-0.68, 8 KiB 0.62-0.68 → 0.66-0.71; but 256 B 0.59-0.65 →
- * 0.46-0.49 and 16 KiB (with the read-ahead) 0.70-0.72 → 0.65-0.70. Regular (MCOPY)
- * gathers keep streaming stores at every size: 0.79-0.91 against 0.69-0.80 at 4 KiB.
+ * Gathers of irregular blocks (runs of COPYs: indexed types) from 1 KiB up to
+ * DGSM_RUN_MEMCPY_MAX go through memcpy even when the activation streams. Measured
+ * with 16-byte streaming stores (indexed layout, ÷ memcpy of the same bytes,
+ * streaming → memcpy): 1 KiB 0.55-0.57 → 0.67-0.71, 4 KiB 0.57-0.64 → 0.65-0.68,
+ * 8 KiB 0.62-0.68 → 0.66-0.71; but 256 B 0.59-0.65 → 0.46-0.49 and 16 KiB (with the
+ * read-ahead) 0.70-0.72 → 0.65-0.70. Regular (MCOPY) gathers keep streaming stores at
+ * every size: 0.79-0.91 against 0.69-0.80 at 4 KiB.
+ *
+ * With 32-byte (AVX2) streaming stores only blocks under 2 KiB still gain from
+ * memcpy. Measured (indexed, 32 MiB, alternating runs, memcpy → AVX2 streaming):
+ * 1 KiB 0.66-0.71 → 0.55-0.65, 2 KiB 0.67-0.72 → 0.69-0.76, 4 KiB 0.60-0.71 →
+ * 0.70-0.86, 8 KiB 0.64-0.68 → 0.78-0.86.
  */
 #define DGSM_RUN_MEMCPY_MIN 1024
 #define DGSM_RUN_MEMCPY_MAX 16384
+#define DGSM_RUN_MEMCPY_MAX_AVX2 2048
 
 /*
  * Gathers of mid-size chunks (256 B .. 1 KiB) with gaps between them starve
@@ -204,6 +211,13 @@ prefetch_w(uint64_t a, uint64_t len)
 	for (pl = 0; pl < end && pl < DGSM_PF_MID_MAX; pl += 64)
 		__builtin_prefetch(p + pl, 1);
 }
+
+/*
+ * Streaming stores 32 bytes at a time where the CPU has AVX2 (detected when the
+ * library loads), 16 otherwise. Returns the previous setting; turning it on is
+ * refused (false kept) on a CPU without AVX2. Process-wide: tests run both paths.
+ */
+DGSP_INTERNAL bool dgsm_use_avx2(bool on);
 
 /* DGSM core, inline so the DGS-RM loops avoid calls per chunk. */
 

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "dgsp_priv.h"	/* dgsm_use_avx2() */
 
 static uint8_t
 pat(int64_t off)
@@ -86,19 +87,25 @@ check_prog(const struct amrma_dgsp *prog, const int64_t *map, size_t n,
 	assert_memory_equal(got, exp, n);
 	assert_int_equal(amrma_dgsm_left(&m), 0);
 
-	/* Streaming-store path (normally only for huge activations). */
-	assert_int_equal(amrma_dgsm_init(&m, prog, src.base, count), 0);
-	m.nt_threshold = 0;
-	memset(got, 0, n);
-	assert_int_equal(amrma_dgsm_gather(&m, got, n), n);
-	assert_memory_equal(got, exp, n);
-	if (!has_dups(map, n)) {
-		amrma_dgsm_init(&m, prog, dst.base, count);
+	/* Streaming-store path (normally only for huge activations), 32-byte stores
+	 * where the CPU has them, then 16-byte ones. */
+	for (t = 0; t < 2; t++) {
+		bool had = dgsm_use_avx2(t == 0);
+
+		assert_int_equal(amrma_dgsm_init(&m, prog, src.base, count), 0);
 		m.nt_threshold = 0;
-		assert_int_equal(amrma_dgsm_scatter(&m, exp, n), n);
-		for (i = 0; i < n; i++)
-			assert_int_equal(dst.base[map[i]], exp[i]);
-		memset(dst.mem, 0, dst.len);
+		memset(got, 0, n);
+		assert_int_equal(amrma_dgsm_gather(&m, got, n), n);
+		assert_memory_equal(got, exp, n);
+		if (!has_dups(map, n)) {
+			amrma_dgsm_init(&m, prog, dst.base, count);
+			m.nt_threshold = 0;
+			assert_int_equal(amrma_dgsm_scatter(&m, exp, n), n);
+			for (i = 0; i < n; i++)
+				assert_int_equal(dst.base[map[i]], exp[i]);
+			memset(dst.mem, 0, dst.len);
+		}
+		dgsm_use_avx2(had);
 	}
 
 	/* Every chunk boundary against the byte map. */

@@ -66,7 +66,6 @@ dgsm_use_avx2(bool on)
 	return old;
 }
 
-
 int
 amrma_dgsm_init_addr(struct amrma_dgsm *m, const struct amrma_dgsp *p,
 		uint64_t addr, uint64_t count)

@@ -83,6 +83,7 @@ target_pid=""
 echo "-- target (node 0) counters after SIGTERM:"
 grep -E 'requests_handled|retransmits|rx_rejected|peer_restarts|peers_dead|region' "$tmp/target.log" |
 	sed 's/^ */  /' || true
+echo "   (peer_restarts: each initiator run is a new process, a new incarnation of node 1)"
 if [ $status -eq 0 ]; then
 	echo "== demo OK: every AM payload came back verified; every RMA put/get matched on both sides"
 else

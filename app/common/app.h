@@ -31,6 +31,8 @@ struct app {
 	uint64_t region_key[APP_MAX_REGIONS];
 	uint8_t *region_mem[APP_MAX_REGIONS];
 	unsigned int nb_regions;
+	/* production layout: worker lcores poll contexts 1.., the main lcore context 0 */
+	bool workers;
 };
 
 struct app_rma_result {
@@ -72,8 +74,20 @@ int app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint6
 		uint32_t window, uint32_t size, double progress_s,
 		struct app_load_result *res);
 
-/** One round of everything the node needs in the compact layout (AM + RMA progress). */
-void app_poll(struct app *a);
+/**
+ * One round of what the calling (main) lcore polls: the whole node and the RMA progress
+ * engine, or only context 0 (and the engine if it runs there) while workers poll the
+ * other contexts. Returns the work done.
+ */
+int app_poll(struct app *a);
+
+/**
+ * Poll until no request of ours is outstanding, then, unless workers poll the node,
+ * until every ack we owe left and every frame we sent is acknowledged
+ * (amrma_node_quiesce()): a peer whose last frames stay unacknowledged while we compute
+ * or exit resends them. Gives up after timeout_s. 0, or -ETIMEDOUT.
+ */
+int app_settle(struct app *a, double timeout_s);
 
 /** Poll the node (AM + RMA progress) until req completes; its status, or -EINTR. */
 int app_rma_wait(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req);

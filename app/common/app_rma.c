@@ -81,12 +81,43 @@ sync_done(struct amrma_ctx *ctx, void *arg, int status)
 	c->done = true;
 }
 
-void
+int
 app_poll(struct app *a)
 {
-	amrma_node_poll(a->node, 32);
+	int work;
+
+	if (a->workers) {
+		work = amrma_ctx_poll(amrma_node_ctx(a->node, 0), 32);
+		if (a->rma != NULL && a->cfg.rma.progress_ctx == 0)
+			work += amrma_rma_progress(a->rma);
+		return work;
+	}
+	work = amrma_node_poll(a->node, 32);
 	if (a->rma != NULL)
-		amrma_rma_progress(a->rma);
+		work += amrma_rma_progress(a->rma);
+	return work;
+}
+
+int
+app_settle(struct app *a, double timeout_s)
+{
+	uint64_t hz = rte_get_tsc_hz(), now = rte_rdtsc();
+	uint64_t end = now + (uint64_t)(timeout_s * (double)hz);
+	unsigned int pending;
+	uint16_t i;
+
+	do {
+		pending = 0;
+		app_poll(a);
+		for (i = 0; i < amrma_node_nb_ctx(a->node); i++)
+			pending += amrma_ctx_outstanding(amrma_node_ctx(a->node, i));
+		now = rte_rdtsc();
+	} while (pending != 0 && now < end);
+	if (pending != 0)
+		return -ETIMEDOUT;
+	if (a->workers)
+		return 0;
+	return amrma_node_quiesce(a->node, now < end ? (end - now) * US_PER_S / hz : 0);
 }
 
 /* A request whose reply we wait for (outside handlers only). */
@@ -264,6 +295,9 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 			uint32_t crc;
 			amrma_rma_req_t req;
 
+			/* filling and checking megabytes takes milliseconds without polling:
+			 * the acks we owe leave first, or the target resends its last frames */
+			app_settle(a, 0.1);
 			for (k = 0; k < len; k++)
 				p[k] = (uint8_t)xorshift(&seed);
 			crc = rte_hash_crc(p, len, 0);
@@ -284,6 +318,7 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 				r->mismatches++;
 				continue;
 			}
+			app_settle(a, 0.1);
 			memset(q, 0, len);
 			t0 = rte_rdtsc();
 			ret = amrma_rma_get(ctx, dst, key, off, q, len, 0, NULL, NULL, &req);
@@ -292,6 +327,7 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 			t_get += rte_rdtsc() - t0;
 			if (ret != 0)
 				break;
+			app_settle(a, 0.1);
 			if (rte_hash_crc(q, len, 0) != crc || memcmp(p, q, len) != 0) {
 				r->mismatches++;
 				continue;

@@ -58,6 +58,7 @@ launch_workers(uint16_t first)
 		}
 		if (rte_eal_remote_launch(ctx_loop, amrma_node_ctx(A.node, i), lcore) != 0)
 			return -EBUSY;
+		A.workers = true;
 		printf("  context %u polled by lcore %u%s\n", i, lcore,
 		       i == A.cfg.rma.progress_ctx ? " (with the RMA progress engine)" : "");
 	}
@@ -74,12 +75,15 @@ serve(void)
 	if (A.cfg.layout == LAYOUT_PRODUCTION) {
 		if (launch_workers(0) != 0) {
 			app_stop = 1;
+			rte_eal_mp_wait_lcore();
+			A.workers = false;
 			return;
 		}
 		while (!app_stop && rte_rdtsc() < end)
 			rte_delay_ms(10);
 		app_stop = 1;
 		rte_eal_mp_wait_lcore();
+		A.workers = false;
 		return;
 	}
 	while (!app_stop && rte_rdtsc() < end)
@@ -133,13 +137,18 @@ initiate(void)
 	struct amrma_am_stats st;
 	int ret;
 
-	if (A.cfg.layout == LAYOUT_PRODUCTION && launch_workers(1) != 0)
+	if (A.cfg.layout == LAYOUT_PRODUCTION && launch_workers(1) != 0) {
+		app_stop = 1;
+		rte_eal_mp_wait_lcore();
+		A.workers = false;
 		return -EINVAL;
+	}
 	ret = app_am_load(&A, amrma_node_ctx(A.node, 0), dst, A.cfg.count, A.cfg.window,
 			  A.cfg.size, A.cfg.progress_s, &r);
 	if (A.cfg.layout == LAYOUT_PRODUCTION) {
 		app_stop = 1;
 		rte_eal_mp_wait_lcore();
+		A.workers = false;
 	}
 	amrma_node_stats_get(A.node, &st);
 	if (A.cfg.json) {
@@ -166,16 +175,8 @@ initiate(void)
 static void
 drain(void)
 {
-	uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 2;
-	unsigned int pending;
-	uint16_t i;
-
-	do {
-		pending = 0;
-		app_poll(&A);
-		for (i = 0; i < amrma_node_nb_ctx(A.node); i++)
-			pending += amrma_ctx_outstanding(amrma_node_ctx(A.node, i));
-	} while (pending != 0 && rte_rdtsc() < end);
+	if (app_settle(&A, 0.5) != 0)
+		printf("amrma-dataplane: operations or frames still unacknowledged at exit\n");
 }
 
 int

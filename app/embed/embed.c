@@ -273,6 +273,11 @@ main(int argc, char **argv)
 	while (rte_service_may_be_active(sid) == 1)
 		rte_delay_us(100);
 	rte_service_lcore_stop(lcore);
+	/* leave cleanly: the acks each node owes go out, everything sent is acknowledged */
+	if (amrma_node_quiesce(a, 100000) != 0 || amrma_node_quiesce(b, 100000) != 0) {
+		fprintf(stderr, "amrma-embed: frames still unacknowledged at the end\n");
+		errors++;
+	}
 	amrma_node_stats_get(b, &st);
 	printf("amrma-embed: %" PRIu64 "/%" PRIu64 " verified, %" PRIu64 " errors; node 2 ran "
 	       "%" PRIu64 " handlers, %" PRIu64 " retransmits\n", verified, count, errors,

@@ -263,6 +263,25 @@ int amrma_node_poll(struct amrma_node *node, unsigned int budget);
 /** Requests issued on ctx that have not completed. */
 unsigned int amrma_ctx_outstanding(const struct amrma_ctx *ctx);
 
+/**
+ * Leave cleanly: poll every context of the node, sending every ack it owes at once
+ * (not after the ack delay), until every frame it sent is acknowledged (or its peer
+ * declared dead) and nothing waits to leave. Call before amrma_node_destroy() when
+ * peers stay up: a node that exits with acks owed makes its peers resend their last
+ * frames until their retry budget runs out. Operations still outstanding keep
+ * running meanwhile; wait for them first (amrma_ctx_outstanding()) if they matter.
+ *
+ * Runs on the calling thread, so no lcore may poll the node meanwhile.
+ *
+ * @param timeout_us
+ *   Longest wait, in microseconds.
+ * @return
+ *   0 when settled, -ETIMEDOUT when frames stayed unacknowledged (a peer that left
+ *   without acknowledging them), -EBUSY when the node's rte_service is running
+ *   (see rte_service_runstate_get()), -EINVAL for a NULL node.
+ */
+int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
+
 /** Per-context counters (each written by one lcore only, summed on read). */
 struct amrma_am_stats {
 	uint64_t rx_frames;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_pause.h>
+#include <rte_service.h>
 #include <rte_service_component.h>
 
 #include "am_priv.h"
@@ -147,6 +149,58 @@ amrma_node_poll(struct amrma_node *node, unsigned int budget)
 	for (i = 0; i < node->conf.nb_ctx; i++)
 		work += amrma_ctx_poll(&node->ctx[i], budget);
 	return work;
+}
+
+/* Nothing of ours waits for an ack, no ack is owed, nothing waits to leave. */
+static bool
+ctx_settled(const struct amrma_ctx *ctx)
+{
+	uint32_t i;
+
+	if (ctx->nb_tx != 0 || ctx->nb_open != 0 || ctx->nb_ack != 0)
+		return false;
+	for (i = 0; i < ctx->nb_chan; i++) {
+		const struct channel *ch = ctx->all[i];
+
+		if (!ch->dead && ch->snd_una != ch->snd_nxt)
+			return false;
+	}
+	return true;
+}
+
+int
+amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us)
+{
+	uint64_t end;
+	uint16_t i;
+
+	if (node == NULL)
+		return -EINVAL;
+	if (node->has_service && rte_service_runstate_get(node->service_id) == 1)
+		return -EBUSY;
+	end = rte_rdtsc() + (timeout_us > UINT64_MAX / node->hz ? UINT64_MAX / 2 :
+			     timeout_us * node->hz / US_PER_S);
+	for (;;) {
+		bool settled = true;
+
+		for (i = 0; i < node->conf.nb_ctx; i++) {
+			struct amrma_ctx *ctx = &node->ctx[i];
+
+			amrma_ctx_poll(ctx, RX_BURST);
+			/* owed acks leave now instead of after the ack delay: a peer whose
+			 * last frames stay unacknowledged resends them into the void */
+			if (ctx->nb_ack != 0) {
+				chan_send_acks(ctx, ctx->now, true);
+				ctx_tx_flush(ctx);
+			}
+			settled = settled && ctx_settled(ctx);
+		}
+		if (settled)
+			return 0;
+		if (rte_rdtsc() >= end)
+			return -ETIMEDOUT;
+		rte_pause();
+	}
 }
 
 void

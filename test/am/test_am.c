@@ -15,6 +15,7 @@
 #include <rte_cycles.h>
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
+#include <rte_service.h>
 
 #include "am_priv.h"	/* TX_INLINE_SLOTS */
 #include "harness.h"
@@ -1268,6 +1269,79 @@ test_peer_restart(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/*
+ * Node 1 asks node 0 once, then leaves (is no longer polled). Returns node 0's
+ * retransmits after that, with or without amrma_node_quiesce() on node 1 first.
+ */
+static uint64_t
+leave_after_reply(bool quiesce)
+{
+	struct harness h;
+	struct amrma_am_stats st;
+	struct amrma_ep ep = { .node = 0, .ctx = 0 };
+	struct target t = { .n = 1 };
+	uint64_t args[2] = { 1, 0 };
+
+	echo_pair(&h);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), ep, H_ECHO, args, 2, NULL, 0,
+					  load_done, (void *)(uintptr_t)1), 0);
+	assert_true(h_run_until(&h, all_done, &t, 2000));
+	assert_int_equal(L.done_ok, 1);
+	/* the reply's ack is still owed (delayed): what a process exiting now leaves */
+	assert_int_not_equal(h_ctx(&h, 1, 0)->nb_ack, 0);
+	if (quiesce)
+		assert_int_equal(amrma_node_quiesce(h.n[1].node, 100000), 0);
+	h.n[1].frozen = true;
+	h_run_for(&h, 30);	/* 30 times the first retransmit timeout */
+	amrma_node_stats_get(h.n[0].node, &st);
+	if (quiesce)	/* node 0 is settled: nothing of its own unacknowledged */
+		assert_int_equal(amrma_node_quiesce(h.n[0].node, 0), 0);
+	h.n[1].frozen = false;
+	quiesce_and_destroy(&h);
+	return st.retransmits;
+}
+
+static void
+test_quiesce(void **state)
+{
+	struct harness h;
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	uint64_t args[2] = { 2, 0 }, t0, ms;
+	uint32_t sid;
+
+	RTE_SET_USED(state);
+	/* leaving with the ack owed makes the peer resend its reply; quiescing first not */
+	assert_true(leave_after_reply(false) > 0);
+	assert_int_equal(leave_after_reply(true), 0);
+
+	/* a peer that never answers: the wait ends at the timeout */
+	echo_pair(&h);
+	assert_int_equal(amrma_node_quiesce(h.n[0].node, 0), 0);	/* nothing sent yet */
+	h.n[1].frozen = true;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL, 0,
+					  load_done, (void *)(uintptr_t)2), 0);
+	t0 = rte_get_tsc_cycles();
+	assert_int_equal(amrma_node_quiesce(h.n[0].node, 20000), -ETIMEDOUT);
+	ms = (rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz();
+	assert_true(ms >= 20 && ms < 1000);
+	assert_int_equal(L.done_total, 0);	/* the request is still in flight */
+
+	/* while the node's service may run on another lcore, polling here would race it */
+	assert_int_equal(amrma_node_service_register(h.n[0].node, &sid), 0);
+	assert_int_equal(rte_service_runstate_set(sid, 1), 0);
+	/* unmapped, it is not running yet; "mapped" unchecked, it counts as running */
+	assert_int_equal(amrma_node_quiesce(h.n[0].node, 0), -ETIMEDOUT);
+	assert_int_equal(rte_service_set_runstate_mapped_check(sid, 0), 0);
+	assert_int_equal(amrma_node_quiesce(h.n[0].node, 0), -EBUSY);
+	assert_int_equal(rte_service_runstate_set(sid, 0), 0);
+	assert_int_equal(amrma_node_quiesce(NULL, 0), -EINVAL);
+
+	h.n[1].frozen = false;
+	assert_true(h_run_until(&h, all_done, &(struct target){ .n = 1 }, 2000));
+	assert_int_equal(L.done_ok, 1);
+	quiesce_and_destroy(&h);
+}
+
 int
 main(void)
 {
@@ -1288,6 +1362,7 @@ main(void)
 		cmocka_unit_test(test_tx_queue_keeps_order),
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),
+		cmocka_unit_test(test_quiesce),
 	};
 
 	h_eal_init("amrma_test_am");

@@ -82,7 +82,7 @@ int app_am_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint6
 int app_poll(struct app *a);
 
 /**
- * Poll until no request of ours is outstanding, then, unless workers poll the node,
+ * Poll until no request on our contexts is outstanding, then, unless workers poll the node,
  * until every ack we owe left and every frame we sent is acknowledged
  * (amrma_node_quiesce()): a peer whose last frames stay unacknowledged while we compute
  * or exit resends them. Gives up after timeout_s. 0, or -ETIMEDOUT.

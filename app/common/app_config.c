@@ -483,13 +483,6 @@ app_config_usage(const char *prog)
 	       "  --json            print the summary as JSON\n", prog);
 }
 
-/* an option's number, within the same bounds as its key in the file */
-#define OPT_NUM(min, max, dst) do {						\
-	uint64_t v_;								\
-	if (app_parse_u64(optarg, min, max, &v_) != 0)				\
-		goto bad_opt;							\
-	(dst) = (__typeof__(dst))v_;						\
-} while (0)
 
 int
 app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t errlen)
@@ -511,7 +504,7 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt, ret;
+	int opt, ret, li = 0;
 
 	/* the config file first, so options override it wherever they appear */
 	optind = 1;
@@ -524,7 +517,7 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 		}
 	optind = 1;
 	opterr = 1;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "", opts, &li)) != -1) {
 		switch (opt) {
 		case 'c':
 			break;
@@ -533,19 +526,19 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 				goto bad_opt;
 			break;
 		case 'n':
-			OPT_NUM(0, cfg->node.max_nodes - 1, cfg->node.node_id);
+			APP_OPT_NUM(0, cfg->node.max_nodes - 1, cfg->node.node_id, bad_opt);
 			break;
 		case 'p':
-			OPT_NUM(0, cfg->node.max_nodes - 1, cfg->target);
+			APP_OPT_NUM(0, cfg->node.max_nodes - 1, cfg->target, bad_opt);
 			break;
 		case 'N':
-			OPT_NUM(1, UINT64_MAX, cfg->count);
+			APP_OPT_NUM(1, UINT64_MAX, cfg->count, bad_opt);
 			break;
 		case 'w':
-			OPT_NUM(1, 65535, cfg->window);
+			APP_OPT_NUM(1, 65535, cfg->window, bad_opt);
 			break;
 		case 's':
-			OPT_NUM(0, AMRMA_WIRE_MAX_PAYLOAD, cfg->size);
+			APP_OPT_NUM(0, AMRMA_WIRE_MAX_PAYLOAD, cfg->size, bad_opt);
 			break;
 		case 'd':
 			if (app_parse_seconds(optarg, &cfg->duration_s) != 0)
@@ -556,7 +549,7 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 				goto bad_opt;
 			break;
 		case 'i':
-			OPT_NUM(0, 1000000, cfg->idle_sleep_us);
+			APP_OPT_NUM(0, 1000000, cfg->idle_sleep_us, bad_opt);
 			if (cfg->idle_spin == 0)
 				cfg->idle_spin = 1000;
 			break;
@@ -582,6 +575,6 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 	}
 	return 0;
 bad_opt:
-	snprintf(err, errlen, "bad value '%s' for %s", optarg, argv[optind - 2]);
+	snprintf(err, errlen, "bad value '%s' for --%s", optarg, opts[li].name);
 	return -EINVAL;
 }

@@ -81,6 +81,17 @@ int app_csum_parse(const char *v, enum amrma_csum *out);
  */
 int app_parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out);
 
+/**
+ * In a getopt loop: the option's argument as a number in [min, max] (app_parse_u64)
+ * stored in dst, or a jump to fail.
+ */
+#define APP_OPT_NUM(min, max, dst, fail) do {					\
+	uint64_t v_;								\
+	if (app_parse_u64(optarg, min, max, &v_) != 0)				\
+		goto fail;							\
+	(dst) = (__typeof__(dst))v_;						\
+} while (0)
+
 /** A non-negative number of seconds (strtod syntax): 0 or -EINVAL. */
 int app_parse_seconds(const char *v, double *out);
 

@@ -81,19 +81,23 @@ sync_done(struct amrma_ctx *ctx, void *arg, int status)
 	c->done = true;
 }
 
+/* Contexts the calling (main) lcore polls: all, or only context 0 while workers run. */
+static uint16_t
+own_contexts(const struct app *a)
+{
+	return a->workers ? 1 : amrma_node_nb_ctx(a->node);
+}
+
 int
 app_poll(struct app *a)
 {
-	int work;
+	uint16_t i, n = own_contexts(a);
+	int work = 0;
 
-	if (a->workers) {
-		work = amrma_ctx_poll(amrma_node_ctx(a->node, 0), 32);
-		if (a->rma != NULL && a->cfg.rma.progress_ctx == 0)
-			work += amrma_rma_progress(a->rma);
-		return work;
-	}
-	work = amrma_node_poll(a->node, 32);
-	if (a->rma != NULL)
+	for (i = 0; i < n; i++)
+		work += amrma_ctx_poll(amrma_node_ctx(a->node, i), 32);
+	/* the progress engine runs on the lcore of its context */
+	if (a->rma != NULL && (!a->workers || a->cfg.rma.progress_ctx == 0))
 		work += amrma_rma_progress(a->rma);
 	return work;
 }
@@ -103,18 +107,19 @@ app_settle(struct app *a, double timeout_s)
 {
 	uint64_t hz = rte_get_tsc_hz(), now = rte_rdtsc();
 	uint64_t end = now + (uint64_t)(timeout_s * (double)hz);
+	uint16_t i, n = own_contexts(a);
 	unsigned int pending;
-	uint16_t i;
 
 	do {
 		pending = 0;
 		app_poll(a);
-		for (i = 0; i < amrma_node_nb_ctx(a->node); i++)
+		for (i = 0; i < n; i++)
 			pending += amrma_ctx_outstanding(amrma_node_ctx(a->node, i));
 		now = rte_rdtsc();
 	} while (pending != 0 && now < end);
 	if (pending != 0)
 		return -ETIMEDOUT;
+	/* quiescing polls the whole node: not while workers poll part of it */
 	if (a->workers)
 		return 0;
 	return amrma_node_quiesce(a->node, now < end ? (end - now) * US_PER_S / hz : 0);

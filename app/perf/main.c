@@ -609,14 +609,6 @@ parse_mode(const char *s, enum perf_mode *m)
 	return 0;
 }
 
-/* parse_args: a number option within bounds, or the usage */
-#define NUM(min, max, dst) do {							\
-	uint64_t v_;								\
-	if (app_parse_u64(optarg, min, max, &v_) != 0)				\
-		goto bad;							\
-	(dst) = (__typeof__(dst))v_;						\
-} while (0)
-
 static int
 parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_mac,
 	   size_t mac_len)
@@ -649,10 +641,10 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_mode = false;
-	int opt;
+	int opt, li = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "", opts, &li)) != -1) {
 		switch (opt) {
 		case 'Q':
 			o->rma_flags = strcmp(optarg, "short") == 0 ? AMRMA_RMA_F_SHORT :
@@ -670,7 +662,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 			snprintf(A.cfg.port, sizeof(A.cfg.port), "%s", optarg);
 			break;
 		case 'n':
-			NUM(0, 1, *node_id);
+			APP_OPT_NUM(0, 1, *node_id, bad);
 			break;
 		case 'M':
 			snprintf(peer_mac, mac_len, "%s", optarg);
@@ -680,22 +672,23 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 				goto bad;
 			break;
 		case 'I':
-			NUM(1, UINT64_MAX, o->iters);
+			APP_OPT_NUM(1, UINT64_MAX, o->iters, bad);
 			break;
 		case 'W':
-			NUM(0, UINT64_MAX, o->warmup);
+			APP_OPT_NUM(0, UINT64_MAX, o->warmup, bad);
 			break;
 		case 'r':
-			NUM(1, 64, o->repeat);	/* per-run results live in arrays of 64 */
+			/* per-run results live in arrays of 64 */
+			APP_OPT_NUM(1, 64, o->repeat, bad);
 			break;
 		case 'w':
-			NUM(1, 65535, o->window);
+			APP_OPT_NUM(1, 65535, o->window, bad);
 			break;
 		case 's':
-			NUM(0, AMRMA_WIRE_MAX_PAYLOAD, o->rate_size);
+			APP_OPT_NUM(0, AMRMA_WIRE_MAX_PAYLOAD, o->rate_size, bad);
 			break;
 		case 'c':
-			NUM(1, UINT64_MAX, o->rate_count);
+			APP_OPT_NUM(1, UINT64_MAX, o->rate_count, bad);
 			break;
 		case 'd':
 			if (app_parse_seconds(optarg, &o->duration_s) != 0)
@@ -707,11 +700,12 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 			snprintf(o->memif_mode, sizeof(o->memif_mode), "%s", optarg);
 			break;
 		case 'i':
-			NUM(0, 1000000, A.cfg.idle_sleep_us);
+			APP_OPT_NUM(0, 1000000, A.cfg.idle_sleep_us, bad);
 			A.cfg.idle_spin = 1000;
 			break;
 		case 'R':
-			NUM(10, 10000000, A.cfg.node.rto_us);	/* as [am] rto_us */
+			/* the bounds of [am] rto_us */
+			APP_OPT_NUM(10, 10000000, A.cfg.node.rto_us, bad);
 			A.cfg.node.rto_max_us = RTE_MAX(A.cfg.node.rto_max_us, 32 * A.cfg.node.rto_us);
 			break;
 		case 'C':
@@ -719,7 +713,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 				goto bad;
 			break;
 		case 'K':
-			NUM(0, 9014, A.cfg.node.coalesce_frame);
+			APP_OPT_NUM(0, 9014, A.cfg.node.coalesce_frame, bad);
 			break;
 		case 'q':
 			o->iters = 2000;
@@ -758,7 +752,7 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 	}
 	return 0;
 bad:
-	fprintf(stderr, "amrma-perf: bad value '%s' for %s\n", optarg, argv[optind - 1]);
+	fprintf(stderr, "amrma-perf: bad value '%s' for --%s\n", optarg, opts[li].name);
 	return -EINVAL;
 }
 

@@ -483,7 +483,6 @@ app_config_usage(const char *prog)
 	       "  --json            print the summary as JSON\n", prog);
 }
 
-
 int
 app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t errlen)
 {

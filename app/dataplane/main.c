@@ -65,6 +65,15 @@ launch_workers(uint16_t first)
 	return 0;
 }
 
+/* stop the worker lcores and wait for them: the main lcore owns the whole node again */
+static void
+stop_workers(void)
+{
+	app_stop = 1;
+	rte_eal_mp_wait_lcore();
+	A.workers = false;
+}
+
 static void
 serve(void)
 {
@@ -73,17 +82,10 @@ serve(void)
 		rte_rdtsc() + (uint64_t)(A.cfg.duration_s * rte_get_tsc_hz()) : UINT64_MAX;
 
 	if (A.cfg.layout == LAYOUT_PRODUCTION) {
-		if (launch_workers(0) != 0) {
-			app_stop = 1;
-			rte_eal_mp_wait_lcore();
-			A.workers = false;
-			return;
-		}
-		while (!app_stop && rte_rdtsc() < end)
-			rte_delay_ms(10);
-		app_stop = 1;
-		rte_eal_mp_wait_lcore();
-		A.workers = false;
+		if (launch_workers(0) == 0)
+			while (!app_stop && rte_rdtsc() < end)
+				rte_delay_ms(10);
+		stop_workers();
 		return;
 	}
 	while (!app_stop && rte_rdtsc() < end)
@@ -138,18 +140,13 @@ initiate(void)
 	int ret;
 
 	if (A.cfg.layout == LAYOUT_PRODUCTION && launch_workers(1) != 0) {
-		app_stop = 1;
-		rte_eal_mp_wait_lcore();
-		A.workers = false;
+		stop_workers();
 		return -EINVAL;
 	}
 	ret = app_am_load(&A, amrma_node_ctx(A.node, 0), dst, A.cfg.count, A.cfg.window,
 			  A.cfg.size, A.cfg.progress_s, &r);
-	if (A.cfg.layout == LAYOUT_PRODUCTION) {
-		app_stop = 1;
-		rte_eal_mp_wait_lcore();
-		A.workers = false;
-	}
+	if (A.cfg.layout == LAYOUT_PRODUCTION)
+		stop_workers();
 	amrma_node_stats_get(A.node, &st);
 	if (A.cfg.json) {
 		printf("{\"role\":\"initiator\",\"count\":%" PRIu64 ",\"completed\":%" PRIu64

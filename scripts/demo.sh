@@ -81,11 +81,20 @@ kill -TERM "$target_pid"
 wait "$target_pid" || status=1
 target_pid=""
 echo "-- target (node 0) counters after SIGTERM:"
-grep -E 'requests_handled|retransmits|rx_rejected|peer_restarts|peers_dead|region' "$tmp/target.log" |
-	sed 's/^ */  /' || true
-echo "   (peer_restarts: each initiator run is a new process, a new incarnation of node 1)"
+grep -E 'requests_handled|retransmits|rx_rejected|peer_restarts|peers_(dead|left)|parks|region' \
+	"$tmp/target.log" | sed 's/^ */  /' || true
+echo "   (each initiator run is a new process that leaves when done: the target answers"
+echo "   (peers_left), stays off the memif port until the next one attached (parks), and"
+echo "   meets the next as a new incarnation of node 1 (peer_restarts))"
+# every initiator left through amrma_node_leave(), and the target parked for each
+parks=$(awk '$1 == "parks" {print $2}' "$tmp/target.log")
+if [ "${parks:-0}" -ne 4 ]; then
+	echo "   FAILED: the target parked ${parks:-0} times for 4 leaving initiators"
+	status=1
+fi
 if [ $status -eq 0 ]; then
-	echo "== demo OK: every AM payload came back verified; every RMA put/get matched on both sides"
+	echo "== demo OK: every AM payload came back verified; every RMA put/get matched on both sides;"
+	echo "   every initiator left cleanly"
 else
 	echo "== demo FAILED"
 fi

@@ -169,11 +169,20 @@ initiate(void)
 	return (r.verified == A.cfg.count && r.errors == 0) ? 0 : -EIO;
 }
 
+/*
+ * Settle, then tell the peers that we leave: over net_memif they stop polling the port
+ * before we close it (amrma_node_leave()).
+ */
 static void
-drain(void)
+leave(void)
 {
+	int ret;
+
 	if (app_settle(&A, 0.5) != 0)
 		printf("amrma-dataplane: operations or frames still unacknowledged at exit\n");
+	ret = amrma_node_leave(A.node, 500000);
+	if (ret != 0)
+		printf("amrma-dataplane: leaving: %s\n", strerror(-ret));
 }
 
 int
@@ -221,7 +230,7 @@ main(int argc, char **argv)
 		ret = rma_initiate();
 	else
 		serve();
-	drain();
+	leave();
 	printf("node %u counters:\n", A.cfg.node.node_id);
 	app_print_stats(A.node, "  ");
 	app_teardown(&A);

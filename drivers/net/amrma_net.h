@@ -34,6 +34,8 @@ struct amrma_net_ops {
 			     struct rte_mbuf **pkts, uint16_t n);
 	/** Free the sent frames the queue still holds (NULL: it holds none). */
 	void (*tx_cleanup)(struct amrma_net_dev *dev, uint16_t queue);
+	/** Whether the link is up now, without waiting (NULL: always up). */
+	bool (*link_up)(struct amrma_net_dev *dev);
 	void (*close)(struct amrma_net_dev *dev);
 };
 
@@ -50,6 +52,10 @@ struct amrma_net_dev {
 	bool tx_csum_offload;		/**< TX computes IPv4/UDP checksums */
 	bool memory_link;		/**< frames only cross shared memory (net_memif,
 					 *   net_ring): nothing on the way can corrupt them */
+	bool link_per_peer;		/**< the link exists while its one peer is attached,
+					 *   and the peer's leaving takes the port's memory
+					 *   away under a poll that runs meanwhile (net_memif
+					 *   of DPDK 22.11): see amrma_node_leave() */
 	unsigned int tx_retries;	/**< extra tries when a TX queue is full */
 	bool no_tx_done_cleanup;	/**< rte_eth_tx_done_cleanup() said -ENOTSUP */
 	bool ethdev;			/**< the ethdev backend: bursts go straight to the
@@ -128,6 +134,13 @@ amrma_net_tx_cleanup(struct amrma_net_dev *dev, uint16_t queue)
 {
 	if (dev->ops->tx_cleanup != NULL)
 		dev->ops->tx_cleanup(dev, queue);
+}
+
+/** Whether the port's link is up (ports that cannot tell count as up). */
+static inline bool
+amrma_net_link_up(struct amrma_net_dev *dev)
+{
+	return dev->ops->link_up == NULL || dev->ops->link_up(dev);
 }
 
 /** Release the backend (does not stop a port the host owns). */

@@ -43,6 +43,15 @@ ethdev_tx_cleanup(struct amrma_net_dev *dev, uint16_t queue)
 	rte_eth_tx_burst(dev->port_id, queue, none, 0);
 }
 
+static bool
+ethdev_link_up(struct amrma_net_dev *dev)
+{
+	struct rte_eth_link link;
+
+	return rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
+	       link.link_status == RTE_ETH_LINK_UP;
+}
+
 static void
 ethdev_close(struct amrma_net_dev *dev)
 {
@@ -57,6 +66,7 @@ static const struct amrma_net_ops ethdev_ops = {
 	.rx_burst = ethdev_rx,
 	.tx_burst = ethdev_tx,
 	.tx_cleanup = ethdev_tx_cleanup,
+	.link_up = ethdev_link_up,
 	.close = ethdev_close,
 };
 
@@ -113,6 +123,10 @@ amrma_net_ethdev_open(struct amrma_net_dev *dev, uint16_t port_id, uint16_t nb_q
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)) ==
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
 	dev->memory_link = is_memory_link(info.driver_name);
+	/* its control thread unmaps the rings when the peer disconnects, whatever a
+	 * poll is doing in them */
+	dev->link_per_peer = info.driver_name != NULL &&
+			     strcmp(info.driver_name, "net_memif") == 0;
 	dev->tx_retries = 8;	/* then back-pressure: unsent frames wait for the next poll */
 	return 0;
 }

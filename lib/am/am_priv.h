@@ -109,6 +109,14 @@ struct amrma_ctx {
 	uint32_t tx_pend_bytes;		/* bytes in tx[] */
 	bool tx_stalled;		/* the last burst sent nothing, retries and all */
 	bool in_poll;
+	/* a peer that left (leave.c): 1 + its node id, and the life that left; handled
+	 * once what this poll sent reached the port */
+	uint16_t left_node;
+	uint32_t left_epoch;
+	/* parked for it: the port is not touched until its link went down and up */
+	bool parked;
+	bool park_saw_down;
+	uint64_t park_tsc;
 	/* a reply may stay open for later messages of its RX burst (set per message) */
 	bool reply_open;
 	uint32_t idle_polls;		/* polls since the clock was last read when idle */
@@ -187,6 +195,10 @@ struct amrma_node {
 	uint32_t service_id;
 	bool has_service;
 	struct handler_ent handlers[AMRMA_WIRE_MAX_HANDLERS];
+	/* amrma_node_leave(): answers awaited, the first error; here, not on the caller's
+	 * stack, because answers that come too late still complete their operation */
+	uint32_t leave_pending;
+	int leave_status;
 	struct amrma_ctx *ctx;		/* nb_ctx entries */
 };
 
@@ -254,6 +266,17 @@ ctx_tx_flush(struct amrma_ctx *ctx)
 	if (ctx->nb_tx != 0)
 		ctx_tx_burst(ctx);
 }
+
+/* poll.c: one round over every context, owed acks sent at once; true when settled */
+bool node_poll_round(struct amrma_node *node);
+/* TSC at which timeout_us from now has passed */
+uint64_t node_deadline(const struct amrma_node *node, uint64_t timeout_us);
+
+/* leave.c: peers that leave */
+int leave_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+		  void *arg);
+void ctx_peer_left(struct amrma_ctx *ctx);
+int ctx_parked_poll(struct amrma_ctx *ctx);
 
 /* am.c: operations */
 void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);

@@ -72,6 +72,9 @@ struct amrma_am_msg {
 /** Handler indices below this are the application's; the rest belong to amrma protocols. */
 #define AMRMA_AM_USER_HANDLERS 240
 
+/** The AM core's own handler: a peer says it leaves (amrma_node_leave()). */
+#define AMRMA_AM_H_LEAVE 255
+
 /** Handler return value meaning "I keep msg->mbuf and will free it myself". */
 #define AMRMA_AM_KEEP_MBUF 1
 
@@ -148,7 +151,10 @@ void amrma_node_destroy(struct amrma_node *node);
 int amrma_node_add_peer(struct amrma_node *node, uint16_t node_id,
 			const struct rte_ether_addr *mac, rte_be32_t ip, uint16_t nb_ctx);
 
-/** Register fn at handler index (< 256); the same index must mean the same on every node. */
+/**
+ * Register fn at handler index (< 256, not AMRMA_AM_H_LEAVE); the same index must mean
+ * the same on every node. @return 0 or -EINVAL.
+ */
 int amrma_am_register(struct amrma_node *node, uint16_t index, amrma_am_handler_t fn,
 		      void *arg);
 
@@ -282,6 +288,32 @@ unsigned int amrma_ctx_outstanding(const struct amrma_ctx *ctx);
  */
 int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
 
+/**
+ * Leave for good: settle (amrma_node_quiesce()), then tell every peer node this node has
+ * heard from that it leaves, and wait until each of that peer's contexts has answered.
+ *
+ * A peer's context that answers closes its channels to the leaving node: frames held for
+ * it are dropped, operations on them fail with -ECONNRESET, and new ones with -ENOTCONN
+ * until the node's next life (epoch) speaks. If its port's link goes with its one peer
+ * (amrma_net_dev.link_per_peer: net_memif), it also parks: it touches the port no more
+ * until the link has gone down and come up again (the next peer attached), or for half a
+ * second if the link stays up. So the host may close its port next: net_memif of DPDK
+ * 22.11 unmaps the rings of the side that stays, whatever a poll there is doing in them.
+ *
+ * After it returns, destroy the node: its peers no longer listen. Runs on the calling
+ * thread, so no lcore may poll the node meanwhile; not from a handler or a completion
+ * callback.
+ *
+ * @param timeout_us
+ *   Longest wait in microseconds, settling included.
+ * @return
+ *   0; -ETIMEDOUT when frames stayed unacknowledged or a peer did not answer in time;
+ *   a peer's error status (-ENOENT from a peer that does not know the message);
+ *   -EBUSY when the node's rte_service is running; -EPERM from inside a poll;
+ *   -EINVAL for a NULL node; -ENOMEM.
+ */
+int amrma_node_leave(struct amrma_node *node, uint64_t timeout_us);
+
 /** Per-context counters (each written by one lcore only, summed on read). */
 struct amrma_am_stats {
 	uint64_t rx_frames;
@@ -316,6 +348,12 @@ struct amrma_am_stats {
 	uint64_t rx_coalesced;		/**< messages received in another message's frame */
 	uint64_t sends_handled;		/**< one-way messages whose handler ran */
 	uint64_t replies_in_place;	/**< replies built over their request's frame */
+	uint64_t peers_left;		/**< leave requests answered (amrma_node_leave());
+					 *   requests_handled counts them too */
+	uint64_t parks;			/**< times the context stopped touching the port
+					 *   for a peer that left, until the link cycled */
+	uint64_t parked_drops;		/**< frames other contexts redirected to this one
+					 *   while it was parked: from the peer that left */
 };
 
 /** Copy ctx's counters into out. */

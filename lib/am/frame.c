@@ -129,7 +129,8 @@ ctx_tx_burst(struct amrma_ctx *ctx)
 {
 	uint16_t n = ctx->nb_tx, sent;
 
-	if (n == 0)
+	/* parked (leave.c): the port's rings may vanish under any call */
+	if (n == 0 || unlikely(ctx->parked))
 		return;
 	/* a port that took nothing, retries and all (its peer gone, its link down), gets
 	 * one try per call until it takes frames again, not 1 + tx_retries every poll */

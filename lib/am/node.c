@@ -148,6 +148,7 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 		return -ENOMEM;
 	node->conf = *c;
 	node->dev = c->dev;
+	node->handlers[AMRMA_AM_H_LEAVE].fn = leave_handler;
 	node->epoch = new_epoch();
 	node->csum = c->csum == AMRMA_CSUM_ON ||
 		     (c->csum == AMRMA_CSUM_AUTO && !c->dev->memory_link);
@@ -296,7 +297,7 @@ amrma_node_add_peer(struct amrma_node *node, uint16_t id, const struct rte_ether
 int
 amrma_am_register(struct amrma_node *node, uint16_t index, amrma_am_handler_t fn, void *arg)
 {
-	if (node == NULL || index >= AMRMA_WIRE_MAX_HANDLERS)
+	if (node == NULL || index >= AMRMA_WIRE_MAX_HANDLERS || index == AMRMA_AM_H_LEAVE)
 		return -EINVAL;
 	node->handlers[index].arg = arg;
 	node->handlers[index].fn = fn;

@@ -84,6 +84,8 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 	 * send or receive, acks to time, or every IDLE_CLOCK_EVERY idle polls for the
 	 * timers (a fraction of a microsecond late while the application keeps polling).
 	 */
+	if (unlikely(ctx->parked))
+		return ctx_parked_poll(ctx);
 	ctx->in_poll = true;
 	if (queued) {
 		/* requests issued since the last poll leave first */
@@ -133,6 +135,8 @@ tail:
 		chan_timers(ctx, now);
 	}
 	ctx_tx_flush(ctx);
+	if (unlikely(ctx->left_node != 0))
+		ctx_peer_left(ctx);
 out:
 	ctx->in_poll = false;
 	/* frames that the port did not take are no work done: a link that takes nothing
@@ -151,12 +155,17 @@ amrma_node_poll(struct amrma_node *node, unsigned int budget)
 	return work;
 }
 
-/* Nothing of ours waits for an ack, no ack is owed, nothing waits to leave. */
+/*
+ * Nothing of ours waits for an ack, no ack is owed, nothing waits to leave. A parked
+ * context is settled: its link's one peer left, and with it everything it was owed.
+ */
 static bool
 ctx_settled(const struct amrma_ctx *ctx)
 {
 	uint32_t i;
 
+	if (ctx->parked)
+		return true;
 	if (ctx->nb_tx != 0 || ctx->nb_open != 0 || ctx->nb_ack != 0)
 		return false;
 	for (i = 0; i < ctx->nb_chan; i++) {
@@ -168,34 +177,46 @@ ctx_settled(const struct amrma_ctx *ctx)
 	return true;
 }
 
+uint64_t
+node_deadline(const struct amrma_node *node, uint64_t timeout_us)
+{
+	return rte_rdtsc() + (timeout_us > UINT64_MAX / node->hz ? UINT64_MAX / 2 :
+			      timeout_us * node->hz / US_PER_S);
+}
+
+bool
+node_poll_round(struct amrma_node *node)
+{
+	bool settled = true;
+	uint16_t i;
+
+	for (i = 0; i < node->conf.nb_ctx; i++) {
+		struct amrma_ctx *ctx = &node->ctx[i];
+
+		amrma_ctx_poll(ctx, RX_BURST);
+		/* owed acks leave now instead of after the ack delay: a peer whose last
+		 * frames stay unacknowledged resends them into the void */
+		if (ctx->nb_ack != 0 && !ctx->parked) {
+			chan_send_acks(ctx, ctx->now, true);
+			ctx_tx_flush(ctx);
+		}
+		settled = settled && ctx_settled(ctx);
+	}
+	return settled;
+}
+
 int
 amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us)
 {
 	uint64_t end;
-	uint16_t i;
 
 	if (node == NULL)
 		return -EINVAL;
 	if (node->has_service && rte_service_runstate_get(node->service_id) == 1)
 		return -EBUSY;
-	end = rte_rdtsc() + (timeout_us > UINT64_MAX / node->hz ? UINT64_MAX / 2 :
-			     timeout_us * node->hz / US_PER_S);
+	end = node_deadline(node, timeout_us);
 	for (;;) {
-		bool settled = true;
-
-		for (i = 0; i < node->conf.nb_ctx; i++) {
-			struct amrma_ctx *ctx = &node->ctx[i];
-
-			amrma_ctx_poll(ctx, RX_BURST);
-			/* owed acks leave now instead of after the ack delay: a peer whose
-			 * last frames stay unacknowledged resends them into the void */
-			if (ctx->nb_ack != 0) {
-				chan_send_acks(ctx, ctx->now, true);
-				ctx_tx_flush(ctx);
-			}
-			settled = settled && ctx_settled(ctx);
-		}
-		if (settled)
+		if (node_poll_round(node))
 			return 0;
 		if (rte_rdtsc() >= end)
 			return -ETIMEDOUT;
@@ -219,7 +240,8 @@ amrma_ctx_now(const struct amrma_ctx *ctx)
 void
 amrma_ctx_tx_cleanup(struct amrma_ctx *ctx)
 {
-	amrma_net_tx_cleanup(ctx->dev, ctx->idx);
+	if (!ctx->parked)
+		amrma_net_tx_cleanup(ctx->dev, ctx->idx);
 }
 
 struct rte_mempool *
@@ -324,6 +346,6 @@ amrma_am_stats_foreach(const struct amrma_am_stats *s,
 	F(retransmits); F(fast_retransmits); F(timeouts); F(acks_sent); F(tx_drops); F(ops_completed);
 	F(ops_failed); F(peers_dead); F(peer_restarts); F(stale_epoch);
 	F(tx_coalesced); F(rx_coalesced); F(sends_handled);
-	F(replies_in_place);
+	F(replies_in_place); F(peers_left); F(parks); F(parked_drops);
 #undef F
 }

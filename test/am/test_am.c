@@ -2,6 +2,7 @@
 /* AM core over net_ring in one process: request/reply, rules, faults, dead peers. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1342,6 +1343,210 @@ test_quiesce(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/* --- amrma_node_leave() --- */
+
+struct leaver {
+	struct amrma_node *node;
+	uint64_t timeout_us;
+	int ret;
+	bool done;
+};
+
+static void *
+leave_thread(void *arg)
+{
+	struct leaver *l = arg;
+
+	l->ret = amrma_node_leave(l->node, l->timeout_us);
+	__atomic_store_n(&l->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool
+leaver_done(void *arg)
+{
+	return __atomic_load_n(&((struct leaver *)arg)->done, __ATOMIC_ACQUIRE);
+}
+
+/* Node i leaves on a thread of its own while this one runs the switch and the others. */
+static int
+leave_concurrently(struct harness *h, unsigned int i)
+{
+	struct leaver l = { .node = h->n[i].node, .timeout_us = 5000000 };
+	pthread_t t;
+
+	h->n[i].polled_elsewhere = true;
+	assert_int_equal(pthread_create(&t, NULL, leave_thread, &l), 0);
+	assert_true(h_run_until(h, leaver_done, &l, 20000));
+	assert_int_equal(pthread_join(t, NULL), 0);
+	h->n[i].polled_elsewhere = false;
+	return l.ret;
+}
+
+/* A frame of zeros on node's RX queue q: whoever polls the queue takes (and rejects) it. */
+static void
+put_junk(struct harness *h, unsigned int node, unsigned int q)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
+
+	assert_non_null(m);
+	memset(rte_pktmbuf_append(m, 64), 0, 64);
+	assert_int_equal(rte_ring_sp_enqueue(h->n[node].rx[q], m), 0);
+}
+
+/* Node `from` asks every context of node `to` once and waits for the replies. */
+static void
+speak_to(struct harness *h, unsigned int from, unsigned int to)
+{
+	uint64_t args[2] = { 0, 0 };
+	unsigned int q;
+
+	memset(&L, 0, sizeof(L));
+	for (q = 0; q < h->nb_q; q++)
+		assert_int_equal(amrma_am_request(h_ctx(h, from, 0),
+						  (struct amrma_ep){ .node = (uint16_t)to,
+								     .ctx = (uint8_t)q },
+						  H_ECHO, args, 2, NULL, 0, load_done, NULL), 0);
+	assert_true(h_run_until(h, all_done, &(struct target){ .n = h->nb_q }, 2000));
+	assert_int_equal(L.done_ok, h->nb_q);
+}
+
+static void
+assert_parked(struct harness *h, unsigned int node, bool parked)
+{
+	unsigned int q;
+
+	for (q = 0; q < h->nb_q; q++)
+		assert_int_equal(h_ctx(h, node, q)->parked, parked);
+}
+
+static void
+test_leave(void **state)
+{
+	struct amrma_node_conf c;
+	struct amrma_am_stats st;
+	struct harness h;
+	unsigned int q, waiting;
+	uint32_t n;
+	uint64_t t0, ms;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	assert_int_equal(h_create(&h, 2, 2, &c), 0);
+	register_all(&h);
+	/* node 0's port behaves like net_memif: its link goes with its one peer */
+	h.n[0].dev.link_per_peer = true;
+	assert_int_equal(amrma_am_register(h.n[0].node, AMRMA_AM_H_LEAVE, echo_handler, NULL),
+			 -EINVAL);
+	n = run_load(&h, 20, 5000);
+	check_exactly_once(n);
+
+	/* node 1 leaves: every context of node 0 answers, resets its channels to node 1
+	 * and parks */
+	assert_int_equal(leave_concurrently(&h, 1), 0);
+	amrma_node_stats_get(h.n[0].node, &st);
+	assert_int_equal(st.peers_left, 2);
+	assert_int_equal(st.parks, 2);
+	assert_parked(&h, 0, true);
+	for (q = 0; q < 2; q++)
+		assert_int_equal(amrma_ctx_outstanding(h_ctx(&h, 0, q)), 0);
+	/* nothing held for node 1 any more: the frames not in the pool are node 1's last
+	 * acks, which wait on node 0's RX queues (over memif they vanish with the rings) */
+	h_step(&h);
+	assert_int_equal(h_mbufs_in_use(&h),
+			 rte_ring_count(h.n[0].rx[0]) + rte_ring_count(h.n[0].rx[1]));
+
+	/* parked, node 0 does not touch its port; the link going down is not enough */
+	h.n[1].frozen = true;	/* node 1's process exits */
+	put_junk(&h, 0, 0);
+	put_junk(&h, 0, 1);
+	waiting = rte_ring_count(h.n[0].rx[0]) + rte_ring_count(h.n[0].rx[1]);
+	h_run_for(&h, 20);
+	assert_int_equal(rte_ring_count(h.n[0].rx[0]) + rte_ring_count(h.n[0].rx[1]), waiting);
+	assert_int_equal(rte_eth_dev_set_link_down(h.n[0].port), 0);
+	h_run_for(&h, 20);
+	assert_parked(&h, 0, true);
+	assert_int_equal(rte_ring_count(h.n[0].rx[0]) + rte_ring_count(h.n[0].rx[1]), waiting);
+	/* up again (the next peer attached): node 0 polls its port again */
+	assert_int_equal(rte_eth_dev_set_link_up(h.n[0].port), 0);
+	h_step(&h);
+	assert_parked(&h, 0, false);
+	h_step(&h);
+	assert_int_equal(rte_ring_count(h.n[0].rx[0]) + rte_ring_count(h.n[0].rx[1]), 0);
+
+	/* node 0's channels to node 1 stay closed to the life that left: its last acks
+	 * were dropped, requests to it fail */
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+					  H_ECHO, NULL, 0, NULL, 0, load_done, NULL), -ENOTCONN);
+	/* ...until node 1's next life speaks (a restart for each of node 0's contexts) */
+	assert_int_equal(h_restart_node(&h, 1), 0);
+	register_all(&h);
+	h.n[1].frozen = false;
+	speak_to(&h, 1, 0);
+	n = run_load(&h, 20, 5000);
+	check_exactly_once(n);
+	amrma_node_stats_get(h.n[0].node, &st);
+	assert_int_equal(st.peer_restarts, 2);
+
+	/* a link that never goes down: parked contexts resume after half a second */
+	assert_int_equal(leave_concurrently(&h, 1), 0);
+	assert_parked(&h, 0, true);
+	t0 = rte_get_tsc_cycles();
+	while (h_ctx(&h, 0, 0)->parked || h_ctx(&h, 0, 1)->parked)
+		h_step(&h);
+	ms = (rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz();
+	assert_true(ms >= 450 && ms < 3000);
+
+	/* on other ports the peers close their channels but do not park */
+	h.n[0].dev.link_per_peer = false;
+	assert_int_equal(h_restart_node(&h, 1), 0);
+	register_all(&h);
+	speak_to(&h, 1, 0);
+	n = run_load(&h, 5, 5000);
+	check_exactly_once(n);
+	assert_int_equal(leave_concurrently(&h, 1), 0);
+	amrma_node_stats_get(h.n[0].node, &st);
+	assert_int_equal(st.peers_left, 6);
+	assert_int_equal(st.parks, 4);
+	assert_parked(&h, 0, false);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 1), (struct amrma_ep){ .node = 1 },
+					  H_ECHO, NULL, 0, NULL, 0, load_done, NULL), -ENOTCONN);
+	quiesce_and_destroy(&h);
+}
+
+/* Leaving toward a peer that does not answer ends at the timeout; rules. */
+static void
+test_leave_errors(void **state)
+{
+	struct amrma_ep ep = { .node = 0, .ctx = 0 };
+	uint64_t args[2] = { 1, 0 }, t0, ms;
+	struct harness h;
+	uint32_t sid;
+
+	RTE_SET_USED(state);
+	echo_pair(&h);
+	/* nobody heard from: nothing to ask */
+	assert_int_equal(amrma_node_leave(h.n[1].node, 0), 0);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), ep, H_ECHO, args, 2, NULL, 0,
+					  load_done, (void *)(uintptr_t)1), 0);
+	assert_true(h_run_until(&h, all_done, &(struct target){ .n = 1 }, 2000));
+	h.n[0].frozen = true;
+	t0 = rte_get_tsc_cycles();
+	assert_int_equal(amrma_node_leave(h.n[1].node, 20000), -ETIMEDOUT);
+	ms = (rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz();
+	assert_true(ms >= 20 && ms < 1000);
+
+	assert_int_equal(amrma_node_leave(NULL, 0), -EINVAL);
+	assert_int_equal(amrma_node_service_register(h.n[1].node, &sid), 0);
+	assert_int_equal(rte_service_runstate_set(sid, 1), 0);
+	assert_int_equal(rte_service_set_runstate_mapped_check(sid, 0), 0);
+	assert_int_equal(amrma_node_leave(h.n[1].node, 0), -EBUSY);
+	assert_int_equal(rte_service_runstate_set(sid, 0), 0);
+	assert_int_equal(rte_service_set_runstate_mapped_check(sid, 1), 0);
+	h.n[0].frozen = false;
+	quiesce_and_destroy(&h);
+}
+
 int
 main(void)
 {
@@ -1363,6 +1568,8 @@ main(void)
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),
 		cmocka_unit_test(test_quiesce),
+		cmocka_unit_test(test_leave),
+		cmocka_unit_test(test_leave_errors),
 	};
 
 	h_eal_init("amrma_test_am");

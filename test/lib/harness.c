@@ -331,6 +331,8 @@ h_step(struct harness *h)
 	unsigned int i;
 
 	for (i = 0; i < h->nb_nodes; i++) {
+		if (h->n[i].polled_elsewhere)
+			continue;
 		if (h->n[i].frozen) {
 			/* a hung process: frames to it pile up and are lost */
 			unsigned int q;

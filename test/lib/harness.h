@@ -41,6 +41,7 @@ struct h_node {
 	const struct rte_eth_rxtx_callback *cb[H_MAX_Q];	/* removed before close */
 	rte_be32_t ip;
 	bool frozen;		/* not polled: simulates a hung or dead process */
+	bool polled_elsewhere;	/* another thread polls it: h_step leaves its queues alone */
 };
 
 struct harness {

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Peers that leave for good (amrma_node_leave()).
+ *
+ * The leaving node asks every context of each peer it heard from. A context that answers
+ * closes its channels to it and, on a port whose link goes with its one peer (net_memif),
+ * parks: it touches the port no more until the link has gone down and come up again.
+ * net_memif of DPDK 22.11 unmaps a side's rings in its control thread when the peer
+ * disconnects, with nothing that holds off a poll running in them; parked contexts are
+ * not in them.
+ */
+
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+#include <rte_service.h>
+
+#include "am_priv.h"
+
+/*
+ * A parked context whose link did not go down resumes after this long: the peer that
+ * left is not closing the link on its way out, or is not on the other end of it (testpmd
+ * forwarding between two memif ports is). Meanwhile the context answers nobody.
+ */
+#define PARK_MAX_MS 500u
+
+int
+leave_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	      void *arg)
+{
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	ctx->st.peers_left++;
+	/* not now: the answer (the automatic reply) must reach the port first */
+	ctx->left_node = (uint16_t)(msg->src.node + 1);
+	ctx->left_epoch = ctx->tok_ch->peer_epoch;
+	return 0;
+}
+
+void
+ctx_peer_left(struct amrma_ctx *ctx)
+{
+	uint16_t node = (uint16_t)(ctx->left_node - 1);
+	uint8_t k;
+
+	if (ctx->nb_tx != 0 || ctx->nb_open != 0)
+		return;		/* the port took not all yet: the next poll tries again */
+	ctx->left_node = 0;
+	/*
+	 * What we hold for the peer is dropped, what waits for it fails, and the channels
+	 * stay closed to the life that left (its frames still on the way are dropped,
+	 * requests to it fail with -ENOTCONN) until its next life speaks.
+	 */
+	for (k = 0; k < ctx->peer_nb_ctx[node]; k++) {
+		struct channel *ch = ctx_channel(ctx, node, k);
+
+		chan_reset(ctx, ch, ctx->left_epoch);
+		ch->dead = true;
+	}
+	if (!ctx->dev->link_per_peer)
+		return;
+	ctx->parked = true;
+	ctx->park_saw_down = false;
+	ctx->park_tsc = ctx->now;
+	ctx->st.parks++;
+}
+
+int
+ctx_parked_poll(struct amrma_ctx *ctx)
+{
+	struct rte_mbuf *pkts[RX_BURST];
+	unsigned int n;
+
+	ctx->now = rte_rdtsc();
+	/* other contexts took these off the port for us: the leaving peer's last frames */
+	while ((n = rte_ring_sc_dequeue_burst(ctx->steer, (void **)pkts, RX_BURST,
+					      NULL)) != 0) {
+		ctx->st.parked_drops += n;
+		rte_pktmbuf_free_bulk(pkts, n);
+	}
+	if (!amrma_net_link_up(ctx->dev))
+		ctx->park_saw_down = true;
+	else if (ctx->park_saw_down ||
+		 ctx->now - ctx->park_tsc >= ctx->node->hz / 1000 * PARK_MAX_MS)
+		ctx->parked = false;	/* the next peer attached */
+	return 0;
+}
+
+static void
+leave_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct amrma_node *node = ctx->node;
+
+	RTE_SET_USED(arg);
+	node->leave_pending--;
+	if (status != 0 && node->leave_status == 0)
+		node->leave_status = status;
+}
+
+/* Whether a channel of ours to node id carries its current life (we heard from it). */
+static bool
+talked_to(struct amrma_node *node, uint16_t id)
+{
+	uint16_t i;
+	uint8_t k;
+
+	for (i = 0; i < node->conf.nb_ctx; i++) {
+		struct amrma_ctx *ctx = &node->ctx[i];
+
+		for (k = 0; k < ctx->peer_nb_ctx[id]; k++) {
+			const struct channel *ch = ctx_channel(ctx, id, k);
+
+			if (ch->peer_epoch != 0 && !ch->dead)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Ask contexts [first, last] (clipped to what each has) of every peer we talked to, from
+ * our context 0, and poll until all answered or the deadline passed.
+ */
+static void
+ask_peers(struct amrma_node *node, const bool *talked, uint8_t first, uint8_t last,
+	  uint64_t end)
+{
+	struct amrma_ctx *ctx0 = &node->ctx[0];
+	uint16_t id;
+	unsigned int k;
+
+	for (id = 0; id < node->conf.max_nodes; id++) {
+		if (!talked[id])
+			continue;
+		for (k = first; k <= last && k < ctx0->peer_nb_ctx[id]; k++) {
+			struct amrma_ep ep = { .node = id, .ctx = (uint8_t)k };
+			int ret;
+
+			while ((ret = amrma_am_request(ctx0, ep, AMRMA_AM_H_LEAVE, NULL, 0, NULL,
+						       0, leave_done, NULL)) == -EAGAIN &&
+			       rte_rdtsc() < end)
+				node_poll_round(node);
+			if (ret == 0)
+				node->leave_pending++;
+			else if (node->leave_status == 0)
+				node->leave_status = ret;
+		}
+	}
+	while (node->leave_pending != 0 && rte_rdtsc() < end)
+		node_poll_round(node);
+}
+
+int
+amrma_node_leave(struct amrma_node *node, uint64_t timeout_us)
+{
+	uint64_t end;
+	bool *talked;
+	int settled;
+	uint16_t i;
+
+	if (node == NULL)
+		return -EINVAL;
+	if (node->has_service && rte_service_runstate_get(node->service_id) == 1)
+		return -EBUSY;
+	for (i = 0; i < node->conf.nb_ctx; i++)
+		if (node->ctx[i].in_poll)
+			return -EPERM;
+	end = node_deadline(node, timeout_us);
+	settled = amrma_node_quiesce(node, timeout_us);
+	talked = calloc(node->conf.max_nodes, sizeof(*talked));
+	if (talked == NULL)
+		return -ENOMEM;
+	for (i = 0; i < node->conf.max_nodes; i++)
+		talked[i] = node->ctx[0].by_node[i] != NULL && talked_to(node, i);
+	node->leave_pending = 0;
+	node->leave_status = 0;
+	/*
+	 * A peer's other contexts first: on a port that delivers on the queue a frame came
+	 * in (net_memif), their requests reach the peer's context 0, which hands them over,
+	 * so context 0 must not be parked before they are answered.
+	 */
+	ask_peers(node, talked, 1, AMRMA_WIRE_MAX_CTX - 1, end);
+	if (node->leave_pending == 0)
+		ask_peers(node, talked, 0, 0, end);
+	free(talked);
+	/* our acks of the answers leave now: a peer that stays up resends nothing */
+	node_poll_round(node);
+	if (node->leave_pending != 0)
+		return -ETIMEDOUT;
+	if (settled != 0)
+		return settled;
+	return node->leave_status;
+}

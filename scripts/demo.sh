@@ -3,6 +3,8 @@
 # link, exchanging verified active messages. No hugepages, no NIC. Exit 0 = all verified.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/wait.sh
+. scripts/lib/wait.sh
 ./scripts/setup.sh
 ./scripts/build.sh build
 
@@ -34,11 +36,7 @@ echo "== amrma demo: node 0 (target, CPU $cpu_t) <-> net_memif <-> node 1 (initi
 	-- --config config/node0.ini "${backoff[@]}" >"$tmp/target.log" 2>&1 &
 target_pid=$!
 # the initiator is the memif client: start it once the target's socket listens
-for _ in $(seq 100); do
-	grep -q '^amrma-dataplane: node 0' "$tmp/target.log" 2>/dev/null && break
-	kill -0 "$target_pid" 2>/dev/null || { cat "$tmp/target.log"; exit 1; }
-	sleep 0.1
-done
+wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 0' || exit 1
 
 run_initiator() {	# name, extra options
 	local name=$1

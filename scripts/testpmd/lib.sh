@@ -1,6 +1,9 @@
 # shellcheck shell=bash
 # Shared by replay.sh and wire.sh (sourced).
 
+# shellcheck source=../lib/wait.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/wait.sh"
+
 # stop_pids PID...: SIGTERM each live process and wait for it
 stop_pids() {
 	local p
@@ -20,16 +23,5 @@ rm_rundirs() {
 	for s in "$@"; do
 		rm -rf "/var/run/dpdk/${tag}_$s" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/${tag}_$s" \
 			2>/dev/null || true
-	done
-}
-
-# wait_banner PID LOG PATTERN: wait up to 10 s for PATTERN (grep -E) in LOG;
-# exit 1 with the log if PID dies first
-wait_banner() {
-	local pid=$1 log=$2 pattern=$3
-	for _ in $(seq 100); do
-		grep -qE "$pattern" "$log" && return 0
-		kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }
-		sleep 0.1
 	done
 }

@@ -77,7 +77,7 @@ sock=$tmp/memif.sock
 	--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:02" \
 	-- --config "$src/config/replay-target.ini" "${backoff[@]}" >"$tmp/target.log" 2>&1 &
 target_pid=$!
-wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 2'
+wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 2' || exit 1
 echo "target: amrma-dataplane node 2, pid $target_pid, CPU $cpu_t, file-prefix ${tag}_t"
 
 alive() {

@@ -75,7 +75,7 @@ stdbuf -oL dpdk-testpmd --lcores 0@0,1@0 "${eal[@]}" -m 256 --file-prefix "${tag
 testpmd_pid=$!
 exec 3>"$tmp/tp.in"
 # (net_memif's sockets are abstract by default: no file to wait for)
-wait_banner "$testpmd_pid" "$tmp/testpmd.log" '^Read CLI commands from'
+wait_banner "$testpmd_pid" "$tmp/testpmd.log" '^Read CLI commands from' || exit 1
 grep -q '^Read CLI commands from' "$tmp/testpmd.log" ||
 	{ cat "$tmp/testpmd.log"; echo "FAIL: testpmd did not start"; exit 1; }
 echo start >&3 || { cat "$tmp/testpmd.log"; echo "FAIL: testpmd reads no commands"; exit 1; }
@@ -85,7 +85,7 @@ echo "wire: testpmd pid $testpmd_pid (io forwarding, CPU 0), dataplanes on CPU $
 	--vdev "net_memif0,role=client,socket=$tmp/n0.sock,mac=02:00:00:00:00:01" \
 	-- --config "$src/config/node0.ini" "${backoff[@]}" >"$tmp/target.log" 2>&1 &
 target_pid=$!
-wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 0'
+wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 0' || exit 1
 $check wait-link "${tag}_t" 0 20 || { echo "FAIL: node 0's memif link did not come up"; exit 1; }
 
 status=0

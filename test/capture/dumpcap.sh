@@ -20,6 +20,8 @@ set -euo pipefail
 build=$(cd "${1:?usage: dumpcap.sh BUILD_DIR [--keep]}" && pwd)
 keep=${2:-}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../../scripts/lib/wait.sh
+. "$src/scripts/lib/wait.sh"
 dataplane=$build/app/dataplane/amrma-dataplane
 lua=$src/scripts/wireshark/amrma.lua
 [ -x "$dataplane" ] || { echo "missing $dataplane (build first)"; exit 1; }
@@ -116,11 +118,7 @@ if [ "$(nproc)" -ge 2 ]; then cpu_i=0; cpu_t=1; else cpu_i=0; cpu_t=0; fi
 	-- --config "$src/config/node0.ini" --idle-sleep 20 >"$tmp/target.log" 2>&1 &
 target_pid=$!
 pids+=("$target_pid")
-for _ in $(seq 100); do
-	grep -q '^amrma-dataplane: node 0' "$tmp/target.log" && break
-	kill -0 "$target_pid" 2>/dev/null || { cat "$tmp/target.log"; exit 1; }
-	sleep 0.1
-done
+wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 0' || exit 1
 if grep -q 'rte_pdump) unavailable' "$tmp/target.log"; then
 	cat "$tmp/target.log"
 	echo "FAIL: rte_pdump_init() failed in the dataplane"
@@ -133,13 +131,8 @@ taskset -c "$cpu_i" stdbuf -oL dpdk-dumpcap --file-prefix="${tag}_t" -i net_memi
 	-a duration:8 -c 4000 -w "$tmp/capture.pcapng" >"$tmp/dumpcap.log" 2>&1 &
 dumpcap_pid=$!
 pids+=("$dumpcap_pid")
-for _ in $(seq 100); do
-	grep -q '^Capturing on' "$tmp/dumpcap.log" && break
-	kill -0 "$dumpcap_pid" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q '^Capturing on' "$tmp/dumpcap.log" ||
-	{ cat "$tmp/dumpcap.log"; echo "FAIL: dpdk-dumpcap did not start capturing"; exit 1; }
+wait_banner "$dumpcap_pid" "$tmp/dumpcap.log" '^Capturing on' ||
+	{ echo "FAIL: dpdk-dumpcap did not start capturing"; exit 1; }
 echo "dumpcap: capturing node 0's net_memif0 (pid $dumpcap_pid)"
 
 status=0

@@ -10,6 +10,8 @@ check=$2
 tmp=$(mktemp -d /tmp/amrma-bench-smoke.XXXXXX)
 # shellcheck source=../../scripts/bench/pair.sh
 . "$(dirname "$check")/pair.sh"
+# shellcheck source=../../scripts/lib/wait.sh
+. "$(dirname "$check")/../lib/wait.sh"
 cleanup() {
 	local p
 	for p in "${pair_pids[@]+"${pair_pids[@]}"}"; do pair_stop "$p"; done
@@ -52,14 +54,14 @@ n=$((n + 1))
 	-- --mode raw-place "${backoff[@]+"${backoff[@]}"}" >"$tmp/place.out" 2>"$tmp/place.err" &
 place_pid=$!
 pair_pids=("$place_pid")
-for i in $(seq 100); do grep -qs ready "$tmp/place.err" && break; sleep 0.1; done
+wait_banner "$place_pid" "$tmp/place.err" ready || exit 1
 mkfifo "$tmp/tp.in"
 dpdk-testpmd --lcores "0@$cpu_c,1@$cpu_c" "${eal[@]}" --file-prefix "amrma_smoke_t${n}_$$" \
 	--vdev "net_memif0,role=client,socket=$tmp/s$n" -- -i --forward-mode=txonly \
 	--txpkts 1514 --nb-cores 1 --total-num-mbufs 8192 <"$tmp/tp.in" >"$tmp/tp.log" 2>&1 &
 pair_pids+=("$!")
 exec {tp_fd}>"$tmp/tp.in"
-for i in $(seq 100); do grep -qs 'testpmd>' "$tmp/tp.log" && break; sleep 0.1; done
+wait_banner "${pair_pids[-1]}" "$tmp/tp.log" 'testpmd>' || exit 1
 echo start >&"$tp_fd"
 sleep 5
 echo stop >&"$tp_fd"

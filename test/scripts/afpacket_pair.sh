@@ -4,6 +4,8 @@
 # any kernel or NIC path. Needs root (creates links): otherwise skipped (77).
 # Usage: afpacket_pair.sh DATAPLANE_BINARY CONFIG_DIR
 set -euo pipefail
+# shellcheck source=../../scripts/lib/wait.sh
+. "$(dirname "$0")/../../scripts/lib/wait.sh"
 bin=$1
 cfg=$2
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
@@ -37,10 +39,7 @@ cpu_i=$(( $(nproc) > 1 ? 1 : 0 ))
 "$bin" -l 0 "${eal[@]}" --file-prefix "amrma_afp_t_$$" \
 	--vdev "net_af_packet0,iface=$a" -- --config "$tmp/node0.ini" >"$tmp/target.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-	grep -q '^amrma-dataplane: node 0' "$tmp/target.log" && break
-	sleep 0.1
-done
+wait_banner "$pid" "$tmp/target.log" '^amrma-dataplane: node 0' || exit 1
 fail=0
 "$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_afp_i_$$" \
 	--vdev "net_af_packet1,iface=$b" -- --config "$tmp/node1.ini" --count 20000 \

@@ -7,6 +7,8 @@
 # context 0, a worker lcore context 1), 20 000 pairs, once.
 # Usage: memif_pair.sh DATAPLANE_BINARY CONFIG_DIR [COUNT]
 set -euo pipefail
+# shellcheck source=../../scripts/lib/wait.sh
+. "$(dirname "$0")/../../scripts/lib/wait.sh"
 bin=$1
 cfg=$2
 count=${3:-100000}
@@ -36,10 +38,7 @@ run() {
 		--vdev "net_memif0,role=server,socket=$tmp/$name.sock,mac=02:00:00:00:00:01" \
 		-- --config "$t_ini" "$@" >"$tmp/$name.target.log" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do
-		grep -q '^amrma-dataplane: node 0' "$tmp/$name.target.log" && break
-		sleep 0.1
-	done
+	wait_banner "$pid" "$tmp/$name.target.log" '^amrma-dataplane: node 0' || exit 1
 	for r in $(seq "$runs"); do
 		log=$tmp/$name.init$r.log
 		"$bin" -l "$lcores" "${eal[@]}" --file-prefix "amrma_mt_i_$$" \

@@ -1,0 +1,22 @@
+# shellcheck shell=bash
+# Sourced by the demo, test and testpmd scripts.
+
+# wait_banner PID LOG PATTERN: wait up to 10 s for a line matching PATTERN (grep -E) in
+# LOG. Returns 0 once it is there; otherwise prints why and the log, and returns 1 (PID
+# exited first, or 10 s passed).
+wait_banner() {
+	local pid=$1 log=$2 pattern=$3
+	for _ in $(seq 100); do
+		grep -qsE "$pattern" "$log" && return 0
+		if ! kill -0 "$pid" 2>/dev/null; then
+			grep -qsE "$pattern" "$log" && return 0
+			echo "pid $pid exited before printing /$pattern/:"
+			cat "$log" 2>/dev/null
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "no /$pattern/ from pid $pid after 10 s:"
+	cat "$log" 2>/dev/null
+	return 1
+}

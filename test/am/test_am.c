@@ -1420,6 +1420,21 @@ assert_parked(struct harness *h, unsigned int node, bool parked)
 		assert_int_equal(h_ctx(h, node, q)->parked, parked);
 }
 
+/* An echo load both ways, then node 1 leaves; node 0's counters and state after it. */
+static void
+load_then_leave(struct harness *h, uint32_t per_pair, uint64_t left, uint64_t parks,
+		bool parked)
+{
+	struct amrma_am_stats st;
+
+	check_exactly_once(run_load(h, per_pair, 5000));
+	assert_int_equal(leave_concurrently(h, 1), 0);
+	amrma_node_stats_get(h->n[0].node, &st);
+	assert_int_equal(st.peers_left, left);
+	assert_int_equal(st.parks, parks);
+	assert_parked(h, 0, parked);
+}
+
 static void
 test_leave(void **state)
 {
@@ -1427,7 +1442,6 @@ test_leave(void **state)
 	struct amrma_am_stats st;
 	struct harness h;
 	unsigned int q, waiting;
-	uint32_t n;
 	uint64_t t0, ms;
 
 	RTE_SET_USED(state);
@@ -1438,16 +1452,9 @@ test_leave(void **state)
 	h.n[0].dev.link_per_peer = true;
 	assert_int_equal(amrma_am_register(h.n[0].node, AMRMA_AM_H_LEAVE, echo_handler, NULL),
 			 -EINVAL);
-	n = run_load(&h, 20, 5000);
-	check_exactly_once(n);
-
-	/* node 1 leaves: every context of node 0 answers, resets its channels to node 1
+	/* node 1 leaves: every context of node 0 answers, closes its channels to node 1
 	 * and parks */
-	assert_int_equal(leave_concurrently(&h, 1), 0);
-	amrma_node_stats_get(h.n[0].node, &st);
-	assert_int_equal(st.peers_left, 2);
-	assert_int_equal(st.parks, 2);
-	assert_parked(&h, 0, true);
+	load_then_leave(&h, 20, 2, 2, true);
 	for (q = 0; q < 2; q++)
 		assert_int_equal(amrma_ctx_outstanding(h_ctx(&h, 0, q)), 0);
 	/* nothing held for node 1 any more: the frames not in the pool are node 1's last
@@ -1483,14 +1490,10 @@ test_leave(void **state)
 	register_all(&h);
 	h.n[1].frozen = false;
 	speak_to(&h, 1, 0);
-	n = run_load(&h, 20, 5000);
-	check_exactly_once(n);
+	/* then a link that never goes down: parked contexts resume after half a second */
+	load_then_leave(&h, 20, 4, 4, true);
 	amrma_node_stats_get(h.n[0].node, &st);
 	assert_int_equal(st.peer_restarts, 2);
-
-	/* a link that never goes down: parked contexts resume after half a second */
-	assert_int_equal(leave_concurrently(&h, 1), 0);
-	assert_parked(&h, 0, true);
 	t0 = rte_get_tsc_cycles();
 	while (h_ctx(&h, 0, 0)->parked || h_ctx(&h, 0, 1)->parked)
 		h_step(&h);
@@ -1502,13 +1505,7 @@ test_leave(void **state)
 	assert_int_equal(h_restart_node(&h, 1), 0);
 	register_all(&h);
 	speak_to(&h, 1, 0);
-	n = run_load(&h, 5, 5000);
-	check_exactly_once(n);
-	assert_int_equal(leave_concurrently(&h, 1), 0);
-	amrma_node_stats_get(h.n[0].node, &st);
-	assert_int_equal(st.peers_left, 6);
-	assert_int_equal(st.parks, 4);
-	assert_parked(&h, 0, false);
+	load_then_leave(&h, 5, 6, 4, false);
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 1), (struct amrma_ep){ .node = 1 },
 					  H_ECHO, NULL, 0, NULL, 0, load_done, NULL), -ENOTCONN);
 	quiesce_and_destroy(&h);

@@ -269,6 +269,9 @@ ctx_tx_flush(struct amrma_ctx *ctx)
 
 /* poll.c: one round over every context, owed acks sent at once; true when settled */
 bool node_poll_round(struct amrma_node *node);
+/* 0 when this thread may poll the whole node now: -EINVAL (NULL), -EBUSY (its service
+ * runs), -EPERM (inside one of its polls: a handler or a completion callback) */
+int node_poll_here(const struct amrma_node *node);
 /* TSC at which timeout_us from now has passed */
 uint64_t node_deadline(const struct amrma_node *node, uint64_t timeout_us);
 

@@ -284,7 +284,8 @@ unsigned int amrma_ctx_outstanding(const struct amrma_ctx *ctx);
  * @return
  *   0 when settled, -ETIMEDOUT when frames stayed unacknowledged (a peer that left
  *   without acknowledging them), -EBUSY when the node's rte_service is running
- *   (see rte_service_runstate_get()), -EINVAL for a NULL node.
+ *   (see rte_service_runstate_get()), -EPERM from inside one of the node's polls (a
+ *   handler or a completion callback), -EINVAL for a NULL node.
  */
 int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
 
@@ -310,7 +311,7 @@ int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
  *   0; -ETIMEDOUT when frames stayed unacknowledged or a peer did not answer in time;
  *   a peer's error status (-ENOENT from a peer that does not know the message);
  *   -EBUSY when the node's rte_service is running; -EPERM from inside a poll;
- *   -EINVAL for a NULL node; -ENOMEM.
+ *   -EINVAL for a NULL node.
  */
 int amrma_node_leave(struct amrma_node *node, uint64_t timeout_us);
 

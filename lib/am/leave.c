@@ -10,11 +10,7 @@
  * not in them.
  */
 
-#include <stdlib.h>
-
 #include <rte_cycles.h>
-#include <rte_pause.h>
-#include <rte_service.h>
 
 #include "am_priv.h"
 
@@ -119,21 +115,22 @@ talked_to(struct amrma_node *node, uint16_t id)
 }
 
 /*
- * Ask contexts [first, last] (clipped to what each has) of every peer we talked to, from
- * our context 0, and poll until all answered or the deadline passed.
+ * Ask every peer we heard from, from our context 0: its contexts other than 0 (others),
+ * or its context 0; then poll until all answered or the deadline passed.
  */
 static void
-ask_peers(struct amrma_node *node, const bool *talked, uint8_t first, uint8_t last,
-	  uint64_t end)
+ask_peers(struct amrma_node *node, bool others, uint64_t end)
 {
 	struct amrma_ctx *ctx0 = &node->ctx[0];
 	uint16_t id;
 	unsigned int k;
 
 	for (id = 0; id < node->conf.max_nodes; id++) {
-		if (!talked[id])
+		unsigned int nb = ctx0->peer_nb_ctx[id];
+
+		if (nb == 0 || !talked_to(node, id))
 			continue;
-		for (k = first; k <= last && k < ctx0->peer_nb_ctx[id]; k++) {
+		for (k = others ? 1 : 0; k < (others ? nb : 1); k++) {
 			struct amrma_ep ep = { .node = id, .ctx = (uint8_t)k };
 			int ret;
 
@@ -155,24 +152,12 @@ int
 amrma_node_leave(struct amrma_node *node, uint64_t timeout_us)
 {
 	uint64_t end;
-	bool *talked;
-	int settled;
-	uint16_t i;
+	int settled = node_poll_here(node);
 
-	if (node == NULL)
-		return -EINVAL;
-	if (node->has_service && rte_service_runstate_get(node->service_id) == 1)
-		return -EBUSY;
-	for (i = 0; i < node->conf.nb_ctx; i++)
-		if (node->ctx[i].in_poll)
-			return -EPERM;
+	if (settled != 0)
+		return settled;
 	end = node_deadline(node, timeout_us);
 	settled = amrma_node_quiesce(node, timeout_us);
-	talked = calloc(node->conf.max_nodes, sizeof(*talked));
-	if (talked == NULL)
-		return -ENOMEM;
-	for (i = 0; i < node->conf.max_nodes; i++)
-		talked[i] = node->ctx[0].by_node[i] != NULL && talked_to(node, i);
 	node->leave_pending = 0;
 	node->leave_status = 0;
 	/*
@@ -180,10 +165,9 @@ amrma_node_leave(struct amrma_node *node, uint64_t timeout_us)
 	 * in (net_memif), their requests reach the peer's context 0, which hands them over,
 	 * so context 0 must not be parked before they are answered.
 	 */
-	ask_peers(node, talked, 1, AMRMA_WIRE_MAX_CTX - 1, end);
+	ask_peers(node, true, end);
 	if (node->leave_pending == 0)
-		ask_peers(node, talked, 0, 0, end);
-	free(talked);
+		ask_peers(node, false, end);
 	/* our acks of the answers leave now: a peer that stays up resends nothing */
 	node_poll_round(node);
 	if (node->leave_pending != 0)

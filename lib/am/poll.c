@@ -206,14 +206,28 @@ node_poll_round(struct amrma_node *node)
 }
 
 int
-amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us)
+node_poll_here(const struct amrma_node *node)
 {
-	uint64_t end;
+	uint16_t i;
 
 	if (node == NULL)
 		return -EINVAL;
 	if (node->has_service && rte_service_runstate_get(node->service_id) == 1)
 		return -EBUSY;
+	for (i = 0; i < node->conf.nb_ctx; i++)
+		if (node->ctx[i].in_poll)
+			return -EPERM;
+	return 0;
+}
+
+int
+amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us)
+{
+	uint64_t end;
+	int ret = node_poll_here(node);
+
+	if (ret != 0)
+		return ret;
 	end = node_deadline(node, timeout_us);
 	for (;;) {
 		if (node_poll_round(node))

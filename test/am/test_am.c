@@ -1511,6 +1511,18 @@ test_leave(void **state)
 	quiesce_and_destroy(&h);
 }
 
+static int leave_inside_ret, quiesce_inside_ret;
+
+/* a completion callback (it runs inside a poll, where requests are allowed) that tries
+ * to leave */
+static void
+leave_inside_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	load_done(ctx, arg, status);
+	leave_inside_ret = amrma_node_leave(amrma_ctx_node(ctx), 0);
+	quiesce_inside_ret = amrma_node_quiesce(amrma_ctx_node(ctx), 0);
+}
+
 /* Leaving toward a peer that does not answer ends at the timeout; rules. */
 static void
 test_leave_errors(void **state)
@@ -1524,6 +1536,13 @@ test_leave_errors(void **state)
 	echo_pair(&h);
 	/* nobody heard from: nothing to ask */
 	assert_int_equal(amrma_node_leave(h.n[1].node, 0), 0);
+	/* not from inside a poll */
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), ep, H_ECHO, args, 2, NULL, 0,
+					  leave_inside_done, NULL), 0);
+	assert_true(h_run_until(&h, all_done, &(struct target){ .n = 1 }, 2000));
+	assert_int_equal(leave_inside_ret, -EPERM);
+	assert_int_equal(quiesce_inside_ret, -EPERM);
+	memset(&L, 0, sizeof(L));
 	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), ep, H_ECHO, args, 2, NULL, 0,
 					  load_done, (void *)(uintptr_t)1), 0);
 	assert_true(h_run_until(&h, all_done, &(struct target){ .n = 1 }, 2000));

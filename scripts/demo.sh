@@ -3,8 +3,8 @@
 # link, exchanging verified active messages. No hugepages, no NIC. Exit 0 = all verified.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=lib/wait.sh
-. scripts/lib/wait.sh
+# shellcheck source=lib/procs.sh
+. scripts/lib/procs.sh
 ./scripts/setup.sh
 ./scripts/build.sh build
 
@@ -85,9 +85,9 @@ echo "   (each initiator run is a new process that leaves when done: the target 
 echo "   (peers_left), stays off the memif port until the next one attached (parks), and"
 echo "   meets the next as a new incarnation of node 1 (peer_restarts))"
 # every initiator left through amrma_node_leave(), and the target parked for each
-parks=$(awk '$1 == "parks" {print $2}' "$tmp/target.log")
-if [ "${parks:-0}" -ne 4 ]; then
-	echo "   FAILED: the target parked ${parks:-0} times for 4 leaving initiators"
+parks=$(counter parks "$tmp/target.log")
+if [ "$parks" -ne 4 ]; then
+	echo "   FAILED: the target parked $parks times for 4 leaving initiators"
 	status=1
 fi
 if [ $status -eq 0 ]; then

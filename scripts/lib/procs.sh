@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by the demo, test and testpmd scripts.
+# Sourced by the demo, test and testpmd scripts: watching the processes they start.
 
 # wait_banner PID LOG PATTERN: wait up to 10 s for a line matching PATTERN (grep -E) in
 # LOG. Returns 0 once it is there; otherwise prints why and the log, and returns 1 (PID
@@ -19,4 +19,10 @@ wait_banner() {
 	echo "no /$pattern/ from pid $pid after 10 s:"
 	cat "$log" 2>/dev/null
 	return 1
+}
+
+# counter NAME LOG: the value of counter NAME in an amrma-dataplane "node N counters:"
+# list in LOG (it prints non-zero counters only, so 0 when absent)
+counter() {
+	awk -v c="$1" '$1 == c {v = $2} END {print v + 0}' "$2"
 }

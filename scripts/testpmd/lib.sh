@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Shared by replay.sh and wire.sh (sourced).
 
-# shellcheck source=../lib/wait.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/wait.sh"
+# shellcheck source=../lib/procs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/procs.sh"
 
 # stop_pids PID...: SIGTERM each live process and wait for it
 stop_pids() {

@@ -122,15 +122,14 @@ kill -TERM "$target_pid"
 wait "$target_pid" || { echo "FAIL: node 0 did not exit cleanly"; status=1; }
 target_pid=""
 # the initiator's leave request (amrma_node_leave()) ran a handler too, counted apart
-handled=$(awk '$1 == "requests_handled" {print $2}' "$tmp/target.log")
-left=$(awk '$1 == "peers_left" {print $2}' "$tmp/target.log")
-handled=$(( ${handled:-0} - ${left:-0} ))
+left=$(counter peers_left "$tmp/target.log")
+handled=$(( $(counter requests_handled "$tmp/target.log") - left ))
 if [ -n "$expect_handled" ] && [ "$handled" != "$expect_handled" ]; then
 	echo "FAIL: node 0 ran $handled request handlers, expected $expect_handled (exactly once)"
 	status=1
 fi
-if [ -n "$expect_handled" ] && [ "${left:-0}" != 1 ]; then
-	echo "FAIL: node 0 answered ${left:-0} leave requests, expected 1"
+if [ -n "$expect_handled" ] && [ "$left" != 1 ]; then
+	echo "FAIL: node 0 answered $left leave requests, expected 1"
 	status=1
 fi
 # What crossed testpmd, seen on port 0 (node 0's link): requests in, replies out. Port 1's
@@ -139,8 +138,8 @@ fi
 # Several small messages may share a frame (coalescing): node 0 counts the messages that
 # arrived in another message's frame (rx_coalesced) and that it sent so (tx_coalesced).
 fwd=$($check fwd "$tmp/testpmd.log")
-rx_co=$(awk '$1 == "rx_coalesced" {print $2}' "$tmp/target.log")
-tx_co=$(awk '$1 == "tx_coalesced" {print $2}' "$tmp/target.log")
+rx_co=$(counter rx_coalesced "$tmp/target.log")
+tx_co=$(counter tx_coalesced "$tmp/target.log")
 python3 -c 'import json, sys
 f = {int(k): v for k, v in json.loads(sys.argv[1]).items()}; n = int(sys.argv[2])
 rx_co, tx_co = int(sys.argv[3] or 0), int(sys.argv[4] or 0)

@@ -20,8 +20,8 @@ set -euo pipefail
 build=$(cd "${1:?usage: dumpcap.sh BUILD_DIR [--keep]}" && pwd)
 keep=${2:-}
 src=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=../../scripts/lib/wait.sh
-. "$src/scripts/lib/wait.sh"
+# shellcheck source=../../scripts/lib/procs.sh
+. "$src/scripts/lib/procs.sh"
 dataplane=$build/app/dataplane/amrma-dataplane
 lua=$src/scripts/wireshark/amrma.lua
 [ -x "$dataplane" ] || { echo "missing $dataplane (build first)"; exit 1; }

@@ -10,8 +10,8 @@ check=$2
 tmp=$(mktemp -d /tmp/amrma-bench-smoke.XXXXXX)
 # shellcheck source=../../scripts/bench/pair.sh
 . "$(dirname "$check")/pair.sh"
-# shellcheck source=../../scripts/lib/wait.sh
-. "$(dirname "$check")/../lib/wait.sh"
+# shellcheck source=../../scripts/lib/procs.sh
+. "$(dirname "$check")/../lib/procs.sh"
 cleanup() {
 	local p
 	for p in "${pair_pids[@]+"${pair_pids[@]}"}"; do pair_stop "$p"; done

@@ -4,8 +4,8 @@
 # any kernel or NIC path. Needs root (creates links): otherwise skipped (77).
 # Usage: afpacket_pair.sh DATAPLANE_BINARY CONFIG_DIR
 set -euo pipefail
-# shellcheck source=../../scripts/lib/wait.sh
-. "$(dirname "$0")/../../scripts/lib/wait.sh"
+# shellcheck source=../../scripts/lib/procs.sh
+. "$(dirname "$0")/../../scripts/lib/procs.sh"
 bin=$1
 cfg=$2
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then

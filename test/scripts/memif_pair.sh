@@ -7,8 +7,8 @@
 # context 0, a worker lcore context 1), 20 000 pairs, once.
 # Usage: memif_pair.sh DATAPLANE_BINARY CONFIG_DIR [COUNT]
 set -euo pipefail
-# shellcheck source=../../scripts/lib/wait.sh
-. "$(dirname "$0")/../../scripts/lib/wait.sh"
+# shellcheck source=../../scripts/lib/procs.sh
+. "$(dirname "$0")/../../scripts/lib/procs.sh"
 bin=$1
 cfg=$2
 count=${3:-100000}
@@ -23,10 +23,6 @@ eal=(--no-huge --no-pci --no-shconf -m 256 --log-level lib.eal:error --log-level
 cpu_i=$(( $(nproc) > 1 ? 1 : 0 ))
 backoff=()
 [ "$cpu_i" -eq 0 ] && backoff=(--idle-sleep 20)
-
-counter() {	# NAME LOG: a counter's value in a "node N counters:" list, 0 if absent
-	awk -v c="$1" '$1 == c {v = $2} END {print v + 0}' "$2"
-}
 
 # run NAME TARGET_INI INITIATOR_INI INITIATOR_LCORES COUNT RUNS [OPTIONS...]: one target,
 # RUNS initiator runs one after the other, the target stopped by SIGTERM; checks both

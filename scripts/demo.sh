@@ -17,6 +17,7 @@ cleanup() {
 		kill "$target_pid" 2>/dev/null || true
 		wait "$target_pid" 2>/dev/null || true
 	fi
+	rm_rundirs "amrma_demo_$$" t i r
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -31,7 +32,7 @@ fi
 eal=(--no-huge --no-pci --no-shconf -m 256 --log-level lib.eal:error --log-level pmd.net.memif:error)
 
 echo "== amrma demo: node 0 (target, CPU $cpu_t) <-> net_memif <-> node 1 (initiator, CPU $cpu_i)"
-"$bin" -l "$cpu_t" "${eal[@]}" --file-prefix "amrma_demo_t_$$" \
+"$bin" -l "$cpu_t" "${eal[@]}" --file-prefix "amrma_demo_$$_t" \
 	--vdev "net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:01" \
 	-- --config config/node0.ini "${backoff[@]}" >"$tmp/target.log" 2>&1 &
 target_pid=$!
@@ -41,7 +42,7 @@ wait_banner "$target_pid" "$tmp/target.log" '^amrma-dataplane: node 0' || exit 1
 run_initiator() {	# name, extra options
 	local name=$1
 	shift
-	if "$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_demo_i_$$" \
+	if "$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_demo_$$_i" \
 		--vdev "net_memif0,role=client,socket=$sock,mac=02:00:00:00:00:02" \
 		-- --config config/node1.ini "${backoff[@]}" "$@" >"$tmp/$name.log" 2>&1; then
 		grep '^initiator:' "$tmp/$name.log" | sed 's/^initiator:/  /'
@@ -62,7 +63,7 @@ run_initiator am8 --count 20000 --size 8 --window 1 || status=1
 echo "-- RMA put + get into the target's 64 MiB region (short, pipelined zero-copy, rendezvous)"
 echo "   each operation: fresh data at an odd offset, crc32c compared on both sides, read back"
 run_rma() {
-	if "$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_demo_r_$$" \
+	if "$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_demo_$$_r" \
 		--vdev "net_memif0,role=client,socket=$sock,mac=02:00:00:00:00:02" \
 		-- --config config/node1.ini "${backoff[@]}" --role rma --count 10 \
 		--sizes 1,7,1400,1401,65536,1048576,4194304 >"$tmp/rma.log" 2>&1; then

@@ -26,3 +26,15 @@ wait_banner() {
 counter() {
 	awk -v c="$1" '$1 == c {v = $2} END {print v + 0}' "$2"
 }
+
+# rm_rundirs TAG SUFFIX...: remove the EAL run directories of prefixes TAG_SUFFIX. EAL
+# makes /var/run/dpdk/PREFIX (or $XDG_RUNTIME_DIR/dpdk/PREFIX) even with --no-shconf; our
+# applications remove theirs at exit, testpmd and a process that was killed do not
+rm_rundirs() {
+	local tag=$1 s
+	shift
+	for s in "$@"; do
+		rm -rf "/var/run/dpdk/${tag}_$s" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/${tag}_$s" \
+			2>/dev/null || true
+	done
+}

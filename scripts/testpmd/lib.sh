@@ -14,14 +14,3 @@ stop_pids() {
 		fi
 	done
 }
-
-# rm_rundirs TAG SUFFIX...: EAL makes /var/run/dpdk/PREFIX (or
-# $XDG_RUNTIME_DIR/dpdk/PREFIX) even with --no-shconf and leaves it behind
-rm_rundirs() {
-	local tag=$1 s
-	shift
-	for s in "$@"; do
-		rm -rf "/var/run/dpdk/${tag}_$s" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/${tag}_$s" \
-			2>/dev/null || true
-	done
-}

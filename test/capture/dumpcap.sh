@@ -64,7 +64,7 @@ cleanup() {
 	for m in $(awk '$3 == "hugetlbfs" {print $2}' /proc/mounts); do
 		rm -f "$m/${tag}_t"map_* "$m/${tag}_i"map_* 2>/dev/null || true
 	done
-	rm -rf "/var/run/dpdk/${tag}_t" "/var/run/dpdk/${tag}_i" 2>/dev/null || true
+	rm_rundirs "$tag" t i
 	# give back the pages we added, unless someone changed the count since
 	if [ "$added_pages" -gt 0 ] && [ "$(cat /proc/sys/vm/nr_hugepages)" = "$set_pages" ]; then
 		echo $(( set_pages - added_pages )) >/proc/sys/vm/nr_hugepages || true

@@ -19,6 +19,7 @@ pid=""
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	ip link del "$a" 2>/dev/null || true
+	rm_rundirs "amrma_afp_$$" t i r
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -36,16 +37,16 @@ for n in 0 1; do
 done
 eal=(--no-huge --no-pci --no-shconf -m 256 --log-level lib.eal:error)
 cpu_i=$(( $(nproc) > 1 ? 1 : 0 ))
-"$bin" -l 0 "${eal[@]}" --file-prefix "amrma_afp_t_$$" \
+"$bin" -l 0 "${eal[@]}" --file-prefix "amrma_afp_$$_t" \
 	--vdev "net_af_packet0,iface=$a" -- --config "$tmp/node0.ini" >"$tmp/target.log" 2>&1 &
 pid=$!
 wait_banner "$pid" "$tmp/target.log" '^amrma-dataplane: node 0' || exit 1
 fail=0
-"$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_afp_i_$$" \
+"$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_afp_$$_i" \
 	--vdev "net_af_packet1,iface=$b" -- --config "$tmp/node1.ini" --count 20000 \
 	--window 16 --size 1000 >"$tmp/am.log" 2>&1 || fail=1
 grep '^initiator:' "$tmp/am.log" || { cat "$tmp/am.log"; fail=1; }
-"$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_afp_r_$$" \
+"$bin" -l "$cpu_i" "${eal[@]}" --file-prefix "amrma_afp_$$_r" \
 	--vdev "net_af_packet1,iface=$b" -- --config "$tmp/node1.ini" --role rma --count 5 \
 	--sizes 1,1400,1401,65536,1048576 >"$tmp/rma.log" 2>&1 || fail=1
 grep '^rma:' "$tmp/rma.log" || { cat "$tmp/rma.log"; fail=1; }

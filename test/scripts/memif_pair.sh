@@ -16,6 +16,7 @@ tmp=$(mktemp -d /tmp/amrma-memif-test.XXXXXX)
 pid=""
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm_rundirs "amrma_mt_$$" t i
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -30,14 +31,14 @@ backoff=()
 run() {
 	local name=$1 t_ini=$2 i_ini=$3 lcores=$4 n=$5 runs=$6 json handled left parks nctx r log
 	shift 6
-	"$bin" -l 0 "${eal[@]}" --file-prefix "amrma_mt_t_$$" \
+	"$bin" -l 0 "${eal[@]}" --file-prefix "amrma_mt_$$_t" \
 		--vdev "net_memif0,role=server,socket=$tmp/$name.sock,mac=02:00:00:00:00:01" \
 		-- --config "$t_ini" "$@" >"$tmp/$name.target.log" 2>&1 &
 	pid=$!
 	wait_banner "$pid" "$tmp/$name.target.log" '^amrma-dataplane: node 0' || exit 1
 	for r in $(seq "$runs"); do
 		log=$tmp/$name.init$r.log
-		"$bin" -l "$lcores" "${eal[@]}" --file-prefix "amrma_mt_i_$$" \
+		"$bin" -l "$lcores" "${eal[@]}" --file-prefix "amrma_mt_$$_i" \
 			--vdev "net_memif0,role=client,socket=$tmp/$name.sock,mac=02:00:00:00:00:02" \
 			-- --config "$i_ini" --count "$n" --window 32 --size 64 --json "$@" \
 			>"$log" 2>&1 || { cat "$log"; exit 1; }

@@ -369,8 +369,8 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 			struct app_region *r;
 
 			if (cfg->nb_region == APP_MAX_REGIONS) {
-				snprintf(err, errlen, "%s: more than %d [region.NAME] sections", path,
-					 APP_MAX_REGIONS);
+				snprintf(err, errlen, "%s: more than %d [region.NAME] sections",
+					 path, APP_MAX_REGIONS);
 				ret = -EINVAL;
 				goto out;
 			}

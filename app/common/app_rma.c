@@ -202,7 +202,8 @@ app_rma_setup(struct app *a)
 			return ret;
 		a->nb_regions++;
 		printf("region %u '%s': %" PRIu64 " bytes, %s%s\n", i, r->name, r->size,
-		       r->perm & AMRMA_REGION_READ ? "r" : "", r->perm & AMRMA_REGION_WRITE ? "w" : "");
+		       r->perm & AMRMA_REGION_READ ? "r" : "",
+		       r->perm & AMRMA_REGION_WRITE ? "w" : "");
 	}
 	amrma_am_register(a->node, APP_H_REGION_INFO, region_info_handler, a);
 	amrma_am_register(a->node, APP_H_REGION_CRC, region_crc_handler, a);
@@ -284,14 +285,16 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 
 		memset(r, 0, sizeof(*r));
 		r->size = len;
-		n = RTE_MAX(UINT64_C(1), RTE_MIN(count, (UINT64_C(256) << 20) / RTE_MAX(len, UINT64_C(1))));
+		n = RTE_MAX(UINT64_C(1),
+			    RTE_MIN(count, (UINT64_C(256) << 20) / RTE_MAX(len, UINT64_C(1))));
 		for (i = 0; i < n && !app_stop; i++) {
 			/* long runs: a line every --progress seconds */
-			if (a->cfg.progress_s > 0 && rte_rdtsc() - t_last > a->cfg.progress_s * hz) {
+			if (a->cfg.progress_s > 0 &&
+			    rte_rdtsc() - t_last > a->cfg.progress_s * hz) {
 				t_last = rte_rdtsc();
 				fprintf(stderr, "progress: %" PRIu64 " B: %" PRIu64 "/%" PRIu64
-					" put+get verified, %" PRIu64 " mismatched\n", len, r->verified,
-					n, r->mismatches);
+					" put+get verified, %" PRIu64 " mismatched\n", len,
+					r->verified, n, r->mismatches);
 			}
 			/* odd alignment on both sides, fresh data every time */
 			uint64_t off = (xorshift(&seed) % (rlen - len - 32)) | 1;

@@ -107,7 +107,8 @@ tel_regions(const char *cmd, const char *params, struct rte_tel_data *d)
 		/* keys are secrets: telemetry shows that a region exists, not its key */
 		snprintf(key, sizeof(key), "region%u", i);
 		snprintf(val, sizeof(val), "%s %" PRIu64 " bytes %s%s", r->name, r->size,
-			 r->perm & AMRMA_REGION_READ ? "r" : "", r->perm & AMRMA_REGION_WRITE ? "w" : "");
+			 r->perm & AMRMA_REGION_READ ? "r" : "",
+			 r->perm & AMRMA_REGION_WRITE ? "w" : "");
 		rte_tel_data_add_dict_string(d, key, val);
 	}
 	amrma_region_stats_get(amrma_rma_regions(tel_app->rma), &rs);

@@ -52,8 +52,8 @@ launch_workers(uint16_t first)
 		}
 		if (lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore) ||
 		    lcore == rte_get_main_lcore()) {
-			fprintf(stderr, "context %u: no worker lcore (give EAL -l with one lcore per "
-				"context plus the main one, or use layout = compact)\n", i);
+			fprintf(stderr, "context %u: no worker lcore (give EAL -l with one lcore "
+				"per context plus the main one, or use layout = compact)\n", i);
 			return -EINVAL;
 		}
 		if (rte_eal_remote_launch(ctx_loop, amrma_node_ctx(A.node, i), lcore) != 0)
@@ -108,7 +108,8 @@ rma_initiate(void)
 		if (A.cfg.json)
 			printf("{\"role\":\"rma\",\"size\":%" PRIu64 ",\"count\":%" PRIu64
 			       ",\"verified\":%" PRIu64 ",\"mismatches\":%" PRIu64 ",\"status\":%d,"
-			       "\"put_MBps\":%.1f,\"get_MBps\":%.1f,\"put_us\":%.2f,\"get_us\":%.2f}\n",
+			       "\"put_MBps\":%.1f,\"get_MBps\":%.1f,"
+			       "\"put_us\":%.2f,\"get_us\":%.2f}\n",
 			       r[i].size, r[i].count, r[i].verified, r[i].mismatches, r[i].status,
 			       r[i].put_mbps, r[i].get_mbps, r[i].put_us, r[i].get_us);
 		else
@@ -121,8 +122,8 @@ rma_initiate(void)
 	/* how the data left: attached in place (EAL memory) or copied into frames */
 	amrma_rma_stats_get(amrma_node_ctx(A.node, 0), &st);
 	if (A.cfg.json)
-		printf("{\"role\":\"rma_chunks\",\"chunks\":%" PRIu64 ",\"zero_copy\":%" PRIu64 "}\n",
-		       st.chunks, st.zero_copy_chunks);
+		printf("{\"role\":\"rma_chunks\",\"chunks\":%" PRIu64
+		       ",\"zero_copy\":%" PRIu64 "}\n", st.chunks, st.zero_copy_chunks);
 	else
 		printf("rma: %" PRIu64 " RMA packets sent, %" PRIu64 " of them zero-copy\n",
 		       st.chunks, st.zero_copy_chunks);

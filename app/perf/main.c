@@ -302,7 +302,8 @@ idle_poll_cost(struct amrma_ctx *ctx, double *am_ns, double *raw_ns)
 	*am_ns = (double)(t1 - t0) * ns / IDLE_POLLS;
 	*raw_ns = (double)(t2 - t1) * ns / IDLE_POLLS;
 	if (seen != 0)
-		fprintf(stderr, "amrma-perf: %u frames arrived during the idle-poll timing\n", seen);
+		fprintf(stderr, "amrma-perf: %u frames arrived during the idle-poll timing\n",
+			seen);
 }
 
 static int
@@ -334,8 +335,8 @@ am_lat(const struct perf_opts *o)
 		uint32_t size = o->sizes[s];
 
 		if (size > amrma_am_max_payload(ctx, 0)) {
-			fprintf(stderr, "amrma-perf: size %u above the port's AM payload limit %u\n",
-				size, amrma_am_max_payload(ctx, 0));
+			fprintf(stderr, "amrma-perf: size %u above the port's AM payload "
+				"limit %u\n", size, amrma_am_max_payload(ctx, 0));
 			free(rtt);
 			free(req);
 			free(rxp);
@@ -380,8 +381,8 @@ am_lat(const struct perf_opts *o)
 					app_stop = 1;
 					break;
 				}
-				fprintf(stderr, "raw-echo size %u run %u: median %.3f us, p99 %.3f us\n",
-					size, r, raw_med[r], raw_p99[r]);
+				fprintf(stderr, "raw-echo size %u run %u: median %.3f us, "
+					"p99 %.3f us\n", size, r, raw_med[r], raw_p99[r]);
 			}
 		}
 		if (app_stop)
@@ -507,7 +508,8 @@ am_rate(const struct perf_opts *o)
 		idle[r] = RS.polls ? (double)RS.idle_polls / (double)RS.polls : 0;
 		fprintf(stderr, "am-rate size %u window %u run %u: %.0f msg/s, %.1f polls/msg, "
 			"%.0f%% of polls idle\n", o->rate_size, o->window, r, rate[r],
-			(double)RS.polls / (double)RTE_MAX(RS.completed, (uint64_t)1), 100 * idle[r]);
+			(double)RS.polls / (double)RTE_MAX(RS.completed, (uint64_t)1),
+			100 * idle[r]);
 	}
 	if (!app_stop) {
 		struct amrma_am_stats st;
@@ -706,7 +708,8 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 		case 'R':
 			/* the bounds of [am] rto_us */
 			APP_OPT_NUM(10, 10000000, A.cfg.node.rto_us, bad);
-			A.cfg.node.rto_max_us = RTE_MAX(A.cfg.node.rto_max_us, 32 * A.cfg.node.rto_us);
+			A.cfg.node.rto_max_us = RTE_MAX(A.cfg.node.rto_max_us,
+							32 * A.cfg.node.rto_us);
 			break;
 		case 'C':
 			if (app_csum_parse(optarg, &A.cfg.node.csum) != 0)
@@ -731,7 +734,8 @@ parse_args(int argc, char **argv, struct perf_opts *o, int *node_id, char *peer_
 			o->memcpy_too = true;
 			break;
 		case 'O':
-			o->rma_ops = strcmp(optarg, "put") == 0 ? 1 : strcmp(optarg, "get") == 0 ? 2 :
+			o->rma_ops = strcmp(optarg, "put") == 0 ? 1 :
+				     strcmp(optarg, "get") == 0 ? 2 :
 				     strcmp(optarg, "both") == 0 ? 3 : 0;
 			if (o->rma_ops == 0) {
 				usage();

@@ -25,8 +25,9 @@ one_op(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, bool put, uint
 	int ret;
 
 	do {
-		ret = put ? amrma_rma_put(ctx, dst, key, off, buf, len, rma_flags, NULL, NULL, &req) :
-			    amrma_rma_get(ctx, dst, key, off, buf, len, rma_flags, NULL, NULL, &req);
+		ret = put ?
+			amrma_rma_put(ctx, dst, key, off, buf, len, rma_flags, NULL, NULL, &req) :
+			amrma_rma_get(ctx, dst, key, off, buf, len, rma_flags, NULL, NULL, &req);
 		if (ret == -EAGAIN)
 			app_poll(a);
 	} while (ret == -EAGAIN && !app_stop);
@@ -105,7 +106,8 @@ perf_rma_lat(struct app *a, const struct perf_opts *o)
 					if (ret != 0)
 						goto out;
 					if (i >= n / 10)	/* the first tenth warms up */
-						t[i - n / 10] = (double)(rte_rdtsc() - t0) * 1e6 / hz;
+						t[i - n / 10] =
+							(double)(rte_rdtsc() - t0) * 1e6 / hz;
 				}
 				perf_summary(t, n, &med[k][r], &p99);
 			}
@@ -206,7 +208,8 @@ perf_rma_bw(struct app *a, const struct perf_opts *o)
 
 						ret = k == 0 ?
 							amrma_rma_put(ctx, dst, key, off, p, len,
-								      rma_flags, bw_done, &b, NULL) :
+								      rma_flags,
+								      bw_done, &b, NULL) :
 							amrma_rma_get(ctx, dst, key, off, p, len,
 								      rma_flags, bw_done, &b, NULL);
 						if (ret == -EAGAIN)

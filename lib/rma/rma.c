@@ -500,7 +500,8 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	proto = flags & (AMRMA_RMA_F_SHORT | AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_RENDEZVOUS);
 	if (proto == 0) {
 		uint64_t rndv_from = kind == OP_PUT ? c->rndv_put_threshold : c->rndv_threshold;
-		size_t short_max = RTE_MIN((size_t)(c->short_max ? c->short_max : max), (size_t)max);
+		size_t short_max = RTE_MIN((size_t)(c->short_max ? c->short_max : max),
+					   (size_t)max);
 
 		proto = len >= rndv_from ? AMRMA_RMA_F_RENDEZVOUS :
 			len <= short_max ? AMRMA_RMA_F_SHORT : AMRMA_RMA_F_PIPELINED;

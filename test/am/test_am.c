@@ -181,7 +181,8 @@ run_load(struct harness *h, uint32_t per_pair, unsigned int timeout_ms)
 						len = (uint16_t)((id * 37) % 1400);
 						args[0] = id;
 						args[1] = fill(buf, id, len);
-						ret = amrma_am_request(h_ctx(h, a, qa), ep, H_ECHO, args, 2,
+						ret = amrma_am_request(h_ctx(h, a, qa), ep,
+								       H_ECHO, args, 2,
 								       buf, len, load_done,
 								       (void *)(uintptr_t)id);
 						if (ret == -EAGAIN)
@@ -369,7 +370,8 @@ test_faults(void **state)
 		sum.duplicates += st.duplicates;
 		sum.rx_rejected[AMRMA_WIRE_ERR_BAD_UDP_CSUM] +=
 			st.rx_rejected[AMRMA_WIRE_ERR_BAD_UDP_CSUM];
-		sum.rx_rejected[AMRMA_WIRE_ERR_BAD_IP_CSUM] += st.rx_rejected[AMRMA_WIRE_ERR_BAD_IP_CSUM];
+		sum.rx_rejected[AMRMA_WIRE_ERR_BAD_IP_CSUM] +=
+			st.rx_rejected[AMRMA_WIRE_ERR_BAD_IP_CSUM];
 		assert_true(h.n[i].fault.dropped > 0);
 		assert_true(h.n[i].fault.duplicated > 0);
 		assert_true(h.n[i].fault.reordered > 0);
@@ -624,7 +626,8 @@ test_reply_over_request(void **state)
 		rxp.udp_base = c.udp_base;
 		rxp.nb_ctx = 1;
 		assert_int_equal(amrma_wire_parse(rte_pktmbuf_mtod(m, void *),
-						  rte_pktmbuf_data_len(m), &rxp, &v), AMRMA_WIRE_OK);
+						  rte_pktmbuf_data_len(m), &rxp, &v),
+				 AMRMA_WIRE_OK);
 		assert_int_equal(v.hdr.type, AMRMA_WIRE_REQUEST);
 		assert_int_equal(v.hdr.handler, H_KEEP);
 		assert_int_equal(v.hdr.nargs, 2);
@@ -843,7 +846,8 @@ inline_retransmit(uint16_t tx_inline_max)
 		args[0] = id;
 		args[1] = fill(buf, id, sizeof(buf));
 		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, buf,
-						  sizeof(buf), load_done, (void *)(uintptr_t)id), 0);
+						  sizeof(buf), load_done,
+						  (void *)(uintptr_t)id), 0);
 	}
 	for (i = 0; i < 20; i++)
 		h_step(&h);

@@ -143,7 +143,8 @@ fault_rx(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
 			if (c == NULL)
 				continue;
 			uint32_t off = (uint32_t)(rng_next(&f->rng) % rte_pktmbuf_data_len(c));
-			rte_pktmbuf_mtod(c, uint8_t *)[off] ^= (uint8_t)(1u << (rng_next(&f->rng) % 8));
+			rte_pktmbuf_mtod(c, uint8_t *)[off] ^=
+				(uint8_t)(1u << (rng_next(&f->rng) % 8));
 			m = c;
 			f->corrupted++;
 		}
@@ -253,7 +254,8 @@ h_create(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
 	for (i = 0; i < nb_nodes; i++)
 		for (j = 0; j < nb_nodes; j++)
 			if (i != j) {
-				ret = amrma_node_add_peer(h->n[i].node, (uint16_t)j, &h->n[j].dev.mac,
+				ret = amrma_node_add_peer(h->n[i].node, (uint16_t)j,
+							  &h->n[j].dev.mac,
 							  h->n[j].ip, (uint16_t)nb_q);
 				if (ret != 0)
 					return ret;

@@ -74,7 +74,8 @@ hostile_frame(struct harness *h, struct rte_mempool *mp, uint64_t key)
 	/* impersonating node 0's current life (sharing its sequence space: the worst case)
 	 * or an older one; epochs are not authentication, see docs/wire-format.md */
 	f.src_epoch = amrma_node_epoch(h->n[0].node) - ((rnd() & 3) ? 0 : (uint32_t)(rnd() % 1000));
-	f.dst_epoch = (rnd() & 1) ? 0 : (rnd() & 1) ? amrma_node_epoch(h->n[1].node) : (uint32_t)rnd();
+	f.dst_epoch = (rnd() & 1) ? 0 :
+		      (rnd() & 1) ? amrma_node_epoch(h->n[1].node) : (uint32_t)rnd();
 	for (i = 0; i < AMRMA_WIRE_MAX_ARGS; i++) {
 		switch (rnd() % 4) {
 		case 0: args[i] = key; break;		/* the real key, sometimes */
@@ -140,7 +141,8 @@ test_hostile_frames(void **state)
 		struct amrma_rma_conf rc;
 
 		amrma_rma_conf_defaults(&rc);
-		rc.rndv_timeout_ms = 20;	/* so stray receives are reclaimed during the test */
+		/* so stray receives are reclaimed during the test */
+		rc.rndv_timeout_ms = 20;
 		assert_int_equal(amrma_rma_create(h.n[i].node, &rc, &r[i]), 0);
 		amrma_am_register(h.n[i].node, 1, echo, NULL);
 	}

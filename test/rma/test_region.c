@@ -80,7 +80,8 @@ test_register_check(void **state)
 
 	(void)state;
 	assert_int_equal(amrma_region_register(t, buf_a, sizeof(buf_a),
-					       AMRMA_REGION_READ | AMRMA_REGION_WRITE, &r, &key), 0);
+					       AMRMA_REGION_READ | AMRMA_REGION_WRITE,
+					       &r, &key), 0);
 	assert_true(key != 0);
 	assert_true(amrma_region_key(r) == key);
 	assert_ptr_equal(amrma_region_addr(r), buf_a);
@@ -294,7 +295,8 @@ test_deregister_held(void **state)
 
 	(void)state;
 	assert_int_equal(amrma_region_register(t, buf_b, sizeof(buf_b),
-					       AMRMA_REGION_READ | AMRMA_REGION_WRITE, &r, &key), 0);
+					       AMRMA_REGION_READ | AMRMA_REGION_WRITE,
+					       &r, &key), 0);
 	/* An in-flight operation holds a reference. */
 	assert_int_equal(amrma_region_check(t, key, 0, 16, AMRMA_REGION_WRITE, &p, &ref), 0);
 	ref2 = amrma_region_get(t, key);

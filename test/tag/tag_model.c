@@ -128,8 +128,8 @@ tag_model_run(const uint8_t *data, size_t len, struct tag_model_counts *c)
 				c->matched++;
 			} else {
 				CHECK(ret == 0);
-				md->posted[md->nposted++] = (struct model_recv){ id, r.tag, r.ignore,
-										  r.len, r.src };
+				md->posted[md->nposted++] =
+					(struct model_recv){ id, r.tag, r.ignore, r.len, r.src };
 			}
 		} else if (op < 7) {		/* a message arrives */
 			struct amrma_tag_msg msg = { .tag = read_tag(&rd) };

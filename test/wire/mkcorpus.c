@@ -80,8 +80,8 @@ out(const char *prefix, enum amrma_wire_err want, const uint8_t *buf, size_t len
 	if (want == AMRMA_WIRE_OK)
 		snprintf(path, sizeof(path), "%s/%s_%02u.bin", dir, prefix, seq_no++);
 	else
-		snprintf(path, sizeof(path), "%s/reject_%s_%02u.bin", dir, amrma_wire_err_name(want),
-			 seq_no++);
+		snprintf(path, sizeof(path), "%s/reject_%s_%02u.bin", dir,
+			 amrma_wire_err_name(want), seq_no++);
 	if (fuzz_wire_one(buf, len) != want) {
 		fprintf(stderr, "%s: the codec says %s\n", path,
 			amrma_wire_err_name(fuzz_wire_one(buf, len)));

@@ -555,7 +555,8 @@ test_coalesced_rejections(void **state)
 			if (types[k] == AMRMA_WIRE_REPLY)
 				assert_int_equal(amrma_wire_parse(b, len, &rxp, &v), AMRMA_WIRE_OK);
 			else
-				REJECT(AMRMA_WIRE_ERR_BAD_HANDLER, amrma_wire_parse(b, len, &rxp, &v));
+				REJECT(AMRMA_WIRE_ERR_BAD_HANDLER,
+				       amrma_wire_parse(b, len, &rxp, &v));
 		}
 	}
 	REJECT(AMRMA_WIRE_ERR_BAD_LENGTH, mutate_coalesced(s, AMRMA_WIRE_REQUEST, 1));	/* tail */

@@ -238,7 +238,7 @@ completion_expire(struct rma_ctx *rc, uint64_t now)
 		}
 	}
 	/* initiator: every chunk acknowledged, the completion never came */
-	for (i = 0; i < rc->rma->conf.max_ops; i++) {
+	for (i = 0; ops_in_use(rc) && i < rc->rma->conf.max_ops; i++) {
 		struct rma_op *op = &rc->ops[i];
 
 		if (op->want_done && !op->done_in && op->state == OP_DRAINING &&

@@ -50,6 +50,8 @@ slot_free(struct rma_ctx *rc, struct rma_dt *d)
 	if (d->ref != NULL)
 		amrma_region_put(rc->rma->regions, d->ref);
 	d->ref = NULL;
+	if (d->used)
+		rc->nb_dt_used--;
 	d->used = false;
 	d->gen++;
 }
@@ -120,6 +122,7 @@ setup_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	}
 	d = &rc->dt[i];
 	d->used = true;
+	rc->nb_dt_used++;
 	d->perm = perm;
 	d->src_node = msg->src.node;
 	d->prog = prog;
@@ -378,7 +381,7 @@ dt_expire(struct rma_ctx *rc, uint64_t now)
 	uint32_t i;
 	int n = 0;
 
-	for (i = 0; i < RMA_MAX_DT; i++)
+	for (i = 0; rc->nb_dt_used != 0 && i < RMA_MAX_DT; i++)
 		if (rc->dt[i].used && now >= rc->dt[i].deadline) {
 			rc->st.rndv_timeouts++;
 			slot_free(rc, &rc->dt[i]);

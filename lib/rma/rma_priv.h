@@ -122,6 +122,10 @@ struct rma_ctx {
 	struct amrma_copy_engine *copy;	/* places received bytes */
 	struct amrma_copy_engine cpu;
 	uint64_t next_scan;		/* TSC of the next deadline scan */
+	/* entries of rx[] and dt[] in use: the scan skips a table that has none (it
+	 * spans hundreds of cache lines, and most scans find nothing to expire) */
+	uint32_t nb_rx_used;
+	uint32_t nb_dt_used;
 	uint64_t next_cleanup;		/* TSC from which the port may be asked again */
 	struct rma_rx rx[RMA_MAX_RX];
 	struct rma_dt dt[RMA_MAX_DT];
@@ -200,6 +204,13 @@ op_handle(const struct rma_ctx *rc, const struct rma_op *op)
 
 struct rma_op *op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h);
 struct rma_op *op_alloc(struct rma_ctx *rc);
+
+/* Some operation is allocated (a scan of ops[] can find something). */
+static inline bool
+ops_in_use(const struct rma_ctx *rc)
+{
+	return rc->nb_free != rc->rma->conf.max_ops;
+}
 /*
  * Allocate an operation of len bytes cut into frame-sized chunks and count it; NULL with
  * *err = -EAGAIN (table full) or -EINVAL (more than 2^32 packets).

@@ -44,6 +44,8 @@ rx_free(struct rma_ctx *rc, uint32_t i)
 	if (rx->ref != NULL)
 		amrma_region_put(rc->rma->regions, rx->ref);
 	rx->ref = NULL;
+	if (rx->used)
+		rc->nb_rx_used--;
 	rx->used = false;
 	rx->gen++;
 }
@@ -75,6 +77,7 @@ post_recv(struct rma_ctx *rc, uint16_t src_node, uint64_t tag, uint8_t *buf, uin
 	if (ret < 0)
 		return ret;
 	rc->rx[i].used = true;
+	rc->nb_rx_used++;
 	rc->rx[i].matched = ret == 1;
 	rc->rx[i].complete = false;
 	rc->rx[i].src.node = src_node;
@@ -347,7 +350,7 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 	uint32_t i;
 	int n = 0;
 
-	for (i = 0; i < rc->rma->conf.max_ops; i++) {
+	for (i = 0; ops_in_use(rc) && i < rc->rma->conf.max_ops; i++) {
 		struct rma_op *op = &rc->ops[i];
 
 		if (op->proto != AMRMA_RMA_F_RENDEZVOUS || now < op->deadline)
@@ -366,7 +369,7 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 		}
 	}
 	/* target side: receives posted for a put whose data never came */
-	for (i = 0; i < RMA_MAX_RX; i++) {
+	for (i = 0; rc->nb_rx_used != 0 && i < RMA_MAX_RX; i++) {
 		struct rma_rx *rx = &rc->rx[i];
 
 		if (rx->used && rx->ref != NULL && !rx->complete && now >= rx->deadline) {

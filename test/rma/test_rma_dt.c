@@ -288,6 +288,81 @@ test_refusals(void **state)
 	amrma_dgsp_type_free(b1);
 }
 
+static void
+setup_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	(void)ctx;
+	*(int *)arg = status;
+}
+
+static void
+region_released(void *arg, void *addr, uint64_t len)
+{
+	(void)addr;
+	(void)len;
+	*(bool *)arg = true;
+}
+
+/*
+ * An initiator that installs a program and then sends no data: the target's slot expires
+ * after rndv_timeout_ms and lets go of the region. Node 0 runs no RMA layer and sends the
+ * setup request by hand, so nothing on its side follows it up.
+ */
+static void
+test_abandoned_slot(void **state)
+{
+	struct amrma_dgsp_type *t = vec(100, 1, 2, 8);
+	uint8_t prog[1024], *mem = calloc(1, 1 << 16);
+	struct amrma_rma_conf rc;
+	struct amrma_rma_stats st;
+	struct amrma_region *r;
+	struct amrma_rma *rma;
+	struct harness h2;
+	uint64_t k, args[5], end;
+	ssize_t n;
+	int status = 1;
+	bool released = false;
+
+	(void)state;
+	assert_non_null(mem);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 50;
+	assert_int_equal(amrma_rma_create(h2.n[1].node, &rc, &rma), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
+		AMRMA_REGION_WRITE, &r, &k), 0);
+	n = amrma_dgsp_serialize(amrma_dgsp_type_program(t), prog, sizeof(prog));
+	assert_true(n > 0);
+	/* key, offset, count, permission (put), packed bytes */
+	args[0] = k;
+	args[1] = 0;
+	args[2] = 1;
+	args[3] = 1;
+	args[4] = 800;
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n, setup_done, &status), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (status == 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	/* the target installed it and replied (to a handler node 0 does not have) */
+	assert_int_equal(status, -ENOENT);
+	/* the slot holds the region... */
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), r, region_released,
+		&released), 1);
+	/* ...until it expires */
+	while (!released && rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(rma);
+	}
+	assert_true(released);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &st);
+	assert_int_equal(st.rndv_timeouts, 1);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+	amrma_dgsp_type_free(t);
+	free(mem);
+}
+
 int
 main(void)
 {
@@ -295,6 +370,7 @@ main(void)
 		cmocka_unit_test(test_layouts),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_abandoned_slot),
 	};
 
 	h_eal_init("amrma_test_rma_dt");

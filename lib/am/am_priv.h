@@ -70,6 +70,7 @@ struct channel {
 	uint64_t ack_due;
 	uint64_t last_rx;
 	uint32_t peer_epoch;	/* peer's incarnation, 0 until first contact */
+	bool left;		/* that incarnation said it leaves: close at the poll's end */
 	struct amrma_wire_addr addr;
 	struct amrma_wire_tmpl tmpl;	/* our headers toward this endpoint, built once */
 	uint16_t peer_node;
@@ -109,10 +110,9 @@ struct amrma_ctx {
 	uint32_t tx_pend_bytes;		/* bytes in tx[] */
 	bool tx_stalled;		/* the last burst sent nothing, retries and all */
 	bool in_poll;
-	/* a peer that left (leave.c): 1 + its node id, and the life that left; handled
-	 * once what this poll sent reached the port */
-	uint16_t left_node;
-	uint32_t left_epoch;
+	/* some channel's peer left (leave.c, channel.left): handled once what this poll
+	 * sent reached the port */
+	bool peers_leaving;
 	/* parked for it: the port is not touched until its link went down and up */
 	bool parked;
 	bool park_saw_down;

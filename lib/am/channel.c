@@ -455,6 +455,7 @@ chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
 	ch->srtt = ch->rttvar = 0;
 	ch->rto = ctx->node->rto_tsc;
 	ch->peer_epoch = peer_epoch;
+	ch->left = false;	/* a new life, or closed now */
 }
 
 /*

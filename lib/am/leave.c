@@ -25,36 +25,51 @@ int
 leave_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
 	      void *arg)
 {
+	uint8_t k;
+
 	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
 	ctx->st.peers_left++;
-	/* not now: the answer (the automatic reply) must reach the port first */
-	ctx->left_node = (uint16_t)(msg->src.node + 1);
-	ctx->left_epoch = ctx->tok_ch->peer_epoch;
+	/* not now: the answer (the automatic reply) must reach the port first. Every
+	 * channel to that node is marked, so peers leaving in one poll are all handled */
+	for (k = 0; k < ctx->peer_nb_ctx[msg->src.node]; k++) {
+		struct channel *ch = ctx_channel(ctx, msg->src.node, k);
+
+		/* one it never heard from closes to that life too, not to epoch 0: the
+		 * node's next life must find it open */
+		if (ch->peer_epoch == 0)
+			ch->peer_epoch = ctx->tok_ch->peer_epoch;
+		ch->left = true;
+	}
+	ctx->peers_leaving = true;
 	return 0;
 }
 
 void
 ctx_peer_left(struct amrma_ctx *ctx)
 {
-	uint16_t node = (uint16_t)(ctx->left_node - 1);
-	uint8_t k;
+	bool closed = false;
+	uint32_t i;
 
 	if (ctx->nb_tx != 0 || ctx->nb_open != 0)
 		return;		/* the port took not all yet: the next poll tries again */
-	ctx->left_node = 0;
+	ctx->peers_leaving = false;
 	/*
 	 * What we hold for the peer is dropped, what waits for it fails, and the channels
 	 * stay closed to the life that left (its frames still on the way are dropped,
-	 * requests to it fail with -ENOTCONN) until its next life speaks.
+	 * requests to it fail with -ENOTCONN) until its next life speaks. A channel whose
+	 * peer restarted meanwhile lost its mark in chan_reset().
 	 */
-	for (k = 0; k < ctx->peer_nb_ctx[node]; k++) {
-		struct channel *ch = ctx_channel(ctx, node, k);
+	for (i = 0; i < ctx->nb_chan; i++) {
+		struct channel *ch = ctx->all[i];
 
-		chan_reset(ctx, ch, ctx->left_epoch);
+		if (!ch->left)
+			continue;
+		chan_reset(ctx, ch, ch->peer_epoch);
 		ch->dead = true;
+		closed = true;
 	}
-	if (!ctx->dev->link_per_peer)
+	if (!closed || !ctx->dev->link_per_peer)
 		return;
 	ctx->parked = true;
 	ctx->park_saw_down = false;

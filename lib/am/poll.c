@@ -135,7 +135,7 @@ tail:
 		chan_timers(ctx, now);
 	}
 	ctx_tx_flush(ctx);
-	if (unlikely(ctx->left_node != 0))
+	if (unlikely(ctx->peers_leaving))
 		ctx_peer_left(ctx);
 out:
 	ctx->in_poll = false;

@@ -1528,6 +1528,63 @@ leave_inside_done(struct amrma_ctx *ctx, void *arg, int status)
 }
 
 /* Leaving toward a peer that does not answer ends at the timeout; rules. */
+/*
+ * Two peers whose leave requests reach a context in the same poll: it closes its channels
+ * to both (one pending leave at a time lost the first), also one that never heard from
+ * its peer, which the peer's next life then finds open.
+ */
+static void
+test_two_leave_at_once(void **state)
+{
+	struct amrma_ep to0 = { .node = 0, .ctx = 0 };
+	uint64_t args[2] = { 0, 0 };	/* echo_handler: no payload asked */
+	struct amrma_node_conf c;
+	struct amrma_am_stats st;
+	struct harness h;
+	uint16_t i;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	assert_int_equal(h_create(&h, 3, 2, &c), 0);
+	register_all(&h);
+	speak_to(&h, 0, 1);
+	/* node 0's context 0 hears from node 2's context 0 only */
+	memset(&L, 0, sizeof(L));
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 2 },
+					  H_ECHO, args, 2, NULL, 0, load_done, NULL), 0);
+	assert_true(h_run_until(&h, all_done, &(struct target){ .n = 1 }, 2000));
+	/* both requests wait on node 0's queue while it is not polled */
+	memset(&L, 0, sizeof(L));
+	h.n[0].polled_elsewhere = true;
+	for (i = 1; i <= 2; i++)
+		assert_int_equal(amrma_am_request(h_ctx(&h, i, 0), to0, AMRMA_AM_H_LEAVE, NULL, 0,
+						  NULL, 0, load_done, NULL), 0);
+	h_step(&h);	/* nodes 1 and 2 send */
+	h_step(&h);	/* the switch moves them */
+	/* theirs, and perhaps acks that were due: one burst takes them all */
+	assert_true(rte_ring_count(h.n[0].rx[0]) >= 2 && rte_ring_count(h.n[0].rx[0]) < 32);
+	h.n[0].polled_elsewhere = false;
+	amrma_ctx_poll(h_ctx(&h, 0, 0), 32);
+	amrma_node_stats_get(h.n[0].node, &st);
+	assert_int_equal(st.peers_left, 2);
+	for (i = 1; i <= 2; i++)
+		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = i },
+						  H_ECHO, args, 2, NULL, 0, load_done, NULL),
+				 -ENOTCONN);
+	/* both got their answer */
+	assert_true(h_run_until(&h, all_done, &(struct target){ .n = 2 }, 2000));
+	assert_int_equal(L.done_ok, 2);
+	/* node 2's next life, from the context node 0 never heard from, is served */
+	assert_int_equal(h_restart_node(&h, 2), 0);
+	register_all(&h);
+	memset(&L, 0, sizeof(L));
+	assert_int_equal(amrma_am_request(h_ctx(&h, 2, 1), to0, H_ECHO, args, 2, NULL, 0,
+					  load_done, NULL), 0);
+	assert_true(h_run_until(&h, all_done, &(struct target){ .n = 1 }, 2000));
+	assert_int_equal(L.done_ok, 1);
+	h_destroy(&h);
+}
+
 static void
 test_leave_errors(void **state)
 {
@@ -1589,6 +1646,7 @@ main(void)
 		cmocka_unit_test(test_peer_restart),
 		cmocka_unit_test(test_quiesce),
 		cmocka_unit_test(test_leave),
+		cmocka_unit_test(test_two_leave_at_once),
 		cmocka_unit_test(test_leave_errors),
 	};
 

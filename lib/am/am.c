@@ -537,6 +537,19 @@ dispatch(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 	return on_reply(ctx, ch, m, v, linear);
 }
 
+/* An mbuf set aside for each of want replies; false (nothing taken) if the pool is short. */
+static bool
+reply_spares_fill(struct amrma_ctx *ctx, unsigned int want)
+{
+	unsigned int have = ctx->nb_reply_spare;
+
+	if (rte_pktmbuf_alloc_bulk(ctx->pool, &ctx->reply_spare[have], want - have) != 0)
+		return false;
+	ctx->nb_reply_spare = (uint8_t)want;
+	ctx->st.reply_spares = want;
+	return true;
+}
+
 /* A node restarts as a whole: reset every channel of ours to any of its contexts. */
 static void
 peer_restarted(struct amrma_ctx *ctx, uint16_t node, uint32_t epoch)
@@ -632,6 +645,10 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 			ctx->st.no_reply_room++;
 			goto out;
 		}
+	}
+	if (unlikely(v.nb_req > ctx->nb_reply_spare) && !reply_spares_fill(ctx, v.nb_req)) {
+		ctx->st.no_reply_mbuf++;
+		goto out;
 	}
 	if (!chan_on_seq(ctx, ch, v.hdr.seq, now))
 		goto out;

@@ -135,6 +135,13 @@ struct amrma_ctx {
 	 */
 	struct rte_mbuf *tok_mbuf;	/* the request's frame, if it can carry the reply */
 	bool reply_pend;
+	/*
+	 * A request is accepted (and acknowledged) only with an mbuf set aside for each of
+	 * its frame's replies: with the pool empty, a reply would otherwise be lost and its
+	 * operation wait for ever. Replies take from here when the pool has none.
+	 */
+	uint8_t nb_reply_spare;
+	struct rte_mbuf *reply_spare[AMRMA_WIRE_MAX_BUNDLE];
 	struct {
 		uint16_t handler;
 		uint8_t nargs;
@@ -250,6 +257,8 @@ void frame_over(const struct channel *ch, struct rte_mbuf *m,
 struct rte_mbuf *frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 				   const struct amrma_wire_fields *f, const uint64_t *args,
 				   struct rte_mbuf *payload);
+void frame_set_dst_epoch(const struct amrma_ctx *ctx, uint8_t *frame, struct rte_mbuf *m,
+			 size_t len, uint32_t epoch);
 void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,
 		    uint32_t seq);
 void ctx_tx(struct amrma_ctx *ctx, struct rte_mbuf *m);
@@ -331,10 +340,11 @@ frame_append(struct amrma_ctx *ctx, struct channel *ch, uint8_t type, uint16_t h
 	struct rte_mbuf *m = ch->open;
 	uint32_t n = (uint32_t)amrma_wire_sub_len(nargs, len);
 
+	/* coalesce_max fits the node pool's data room (node.c), but a reply open over its
+	 * request's frame lives in an RX mbuf, whose pool may be smaller */
 	if (m == NULL || ch->open_msgs >= AMRMA_WIRE_MAX_BUNDLE ||
-	    m->data_len + n > ctx->node->coalesce_max)
+	    m->data_len + n > ctx->node->coalesce_max || n > rte_pktmbuf_tailroom(m))
 		return false;
-	/* coalesce_max is within the mbuf's data room (node.c): no tailroom check */
 	amrma_wire_sub_put(rte_pktmbuf_mtod_offset(m, void *, m->data_len), type, handler,
 			   status, token, args, nargs, payload, len);
 	m->data_len = (uint16_t)(m->data_len + n);

@@ -329,6 +329,9 @@ struct amrma_am_stats {
 	uint64_t duplicates;
 	uint64_t out_of_window;
 	uint64_t no_reply_room;		/**< request dropped: no room to reply, resent later */
+	uint64_t no_reply_mbuf;		/**< request dropped: no mbuf for its reply, resent later */
+	uint64_t reply_spares;		/**< gauge: mbufs set aside for replies (one per request
+					     of the largest frame of requests seen, at most 64) */
 	uint64_t redirected;		/**< software steering to another context */
 	uint64_t redirect_drops;
 	uint64_t requests_handled;

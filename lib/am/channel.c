@@ -85,15 +85,53 @@ inline_frame(struct amrma_ctx *ctx, const struct channel *ch, const struct txslo
 	return m;
 }
 
+/*
+ * A retransmission of a frame sent before the peer's life was known names it now
+ * (frame_set_dst_epoch). A frame that the port or the receiver may still read is not
+ * written: the slot takes a copy. False when there is no mbuf for that copy.
+ */
+static bool
+resend_names_peer(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s)
+{
+	struct rte_mbuf *m = s->m, *c;
+	uint8_t *frame;
+
+	if (m == NULL) {
+		frame = ch->inl[inl_entry(ch, s)];
+		if (amrma_wire_hdr_of(frame)->dst_epoch == 0)
+			frame_set_dst_epoch(ctx, frame, NULL, s->inl_len, ch->peer_epoch);
+		return true;
+	}
+	if (amrma_wire_hdr_of(rte_pktmbuf_mtod(m, void *))->dst_epoch != 0)
+		return true;
+	if (rte_mbuf_refcnt_read(m) != 1 || !RTE_MBUF_DIRECT(m) || m->nb_segs != 1) {
+		c = rte_pktmbuf_copy(m, ctx->pool, 0, UINT32_MAX);
+		if (c == NULL)
+			return false;
+		c->ol_flags = m->ol_flags;
+		c->tx_offload = m->tx_offload;
+		rte_pktmbuf_free(m);
+		s->m = m = c;
+	}
+	frame_set_dst_epoch(ctx, rte_pktmbuf_mtod(m, uint8_t *), m, rte_pktmbuf_data_len(m),
+			    ch->peer_epoch);
+	return true;
+}
+
 static void
 transmit(struct amrma_ctx *ctx, struct channel *ch, struct txslot *s, uint64_t now)
 {
-	struct rte_mbuf *m = s->m;
+	struct rte_mbuf *m;
 
 	/* an empty pipe starts the timer; otherwise it runs from the last progress */
 	if (ch->snd_una == ch->snd_sent || ch->timer_due == 0)
 		ch->timer_due = now + ch->rto;
 	s->sent_tsc = now;
+	if (unlikely(s->tries != 0) && ch->peer_epoch != 0 && !resend_names_peer(ctx, ch, s)) {
+		ctx->st.tx_drops++;	/* the timer tries again */
+		return;
+	}
+	m = s->m;
 	s->tries++;
 	if (unlikely(ch->silence_from_tx)) {
 		ch->silence_from_tx = false;

@@ -17,8 +17,13 @@ frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 	size_t len = amrma_wire_hdr_len(f->nargs) + f->payload_len;
 	char *p;
 
-	if (m == NULL)
-		return NULL;
+	if (unlikely(m == NULL)) {
+		/* a reply may not fail: its request is acknowledged (reply_spares_fill) */
+		if (f->type != AMRMA_WIRE_REPLY || ctx->nb_reply_spare == 0)
+			return NULL;
+		m = ctx->reply_spare[--ctx->nb_reply_spare];
+		ctx->st.reply_spares = ctx->nb_reply_spare;
+	}
 	p = rte_pktmbuf_append(m, len);
 	if (p == NULL) {
 		rte_pktmbuf_free(m);
@@ -100,6 +105,8 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 	struct rte_udp_hdr *udp = (void *)(ip + 1);
 
 	h->seq = rte_cpu_to_be_32(seq);
+	if (unlikely(h->dst_epoch == 0))
+		h->dst_epoch = rte_cpu_to_be_32(ch->peer_epoch);	/* learnt since built */
 	h->flags |= AMRMA_WIRE_F_ACK_VALID;
 	h->ack = rte_cpu_to_be_32(ch->rcv_next);
 	h->sack = rte_cpu_to_be_32((uint32_t)ch->rcv_mask);
@@ -122,6 +129,32 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 		udp->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip,
 			sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
 	}
+}
+
+/*
+ * Name the peer's life in a sent frame that was built before it was known (dst_epoch 0,
+ * which any life accepts), for its retransmission: a later life of the peer then refuses
+ * it and answers with its epoch, instead of taking it into a sequence space it never
+ * shared with us. m is the frame's mbuf, or NULL for a copy in the inline store.
+ */
+void
+frame_set_dst_epoch(const struct amrma_ctx *ctx, uint8_t *frame, struct rte_mbuf *m,
+		    size_t len, uint32_t epoch)
+{
+	struct rte_ipv4_hdr *ip = (void *)(frame + sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
+
+	amrma_wire_hdr_of(frame)->dst_epoch = rte_cpu_to_be_32(epoch);
+	/* no checksum, or the port computes it */
+	if (!ctx->node->csum || (m != NULL && (m->ol_flags & RTE_MBUF_F_TX_UDP_CKSUM)))
+		return;
+	if (m == NULL || m->nb_segs == 1) {
+		amrma_wire_udp_csum_set(frame, len);
+		return;
+	}
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip,
+		sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
 }
 
 void

@@ -1624,6 +1624,213 @@ test_leave_errors(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/* ---- found in review (session 17) ---- */
+static int rv_status[4];
+static unsigned int rv_called[4];
+
+static void
+rv_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	rv_status[(uintptr_t)arg] = status;
+	rv_called[(uintptr_t)arg]++;
+}
+
+static bool
+rv_called_cond(void *arg)
+{
+	return rv_called[(uintptr_t)arg] != 0;
+}
+
+static void
+drain_ring(struct rte_ring *r)
+{
+	struct rte_mbuf *m;
+
+	while (rte_ring_dequeue(r, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+}
+
+/*
+ * Node 0 sends R1 before it knows node 1's life (dst_epoch 0) and learns that life from
+ * node 1's request Q. Node 1 handles R1, then restarts before anything it sent leaves.
+ * The retransmission of R1 must now name the old life, so that the new one refuses it and
+ * node 0 resets its channel; taken by the new life, it left the two sides' sequence spaces
+ * out of step: R3 was acknowledged as a duplicate, never ran, and the channel died.
+ */
+static void
+test_restart_retransmit_names_life(void **state)
+{
+	struct amrma_am_stats st0, st1;
+	struct harness h;
+	uint64_t a[2] = { 1, 0 };
+
+	RTE_SET_USED(state);
+	echo_pair(&h);
+	memset(rv_called, 0, sizeof(rv_called));
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+					  H_ECHO, a, 2, NULL, 0, rv_done, (void *)1), 0);
+	a[0] = 2;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
+					  H_ECHO, a, 2, NULL, 0, rv_done, (void *)2), 0);
+	h_step(&h);	/* node 1 handles R1, node 0 handles Q */
+	assert_int_equal(L.handled[1], 1);
+	assert_int_equal(h_restart_node(&h, 1), 0);
+	register_all(&h);
+	drain_ring(h.n[1].tx[0]);	/* nothing of node 1's old life leaves */
+	drain_ring(h.n[0].tx[0]);	/* nor node 0's answer to Q */
+	drain_ring(h.n[1].rx[0]);
+	assert_true(h_run_until(&h, rv_called_cond, (void *)1, 3000));
+	/* R1 ran once, in the life that took it; the reset fails it */
+	assert_int_equal(rv_status[1], -ECONNRESET);
+	assert_int_equal(L.handled[1], 1);
+	h_run_for(&h, 20);
+	a[0] = 3;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+					  H_ECHO, a, 2, NULL, 0, rv_done, (void *)3), 0);
+	assert_true(h_run_until(&h, rv_called_cond, (void *)3, 3000));
+	amrma_node_stats_get(h.n[0].node, &st0);
+	amrma_node_stats_get(h.n[1].node, &st1);
+	assert_int_equal(rv_status[3], 0);
+	assert_int_equal(L.handled[3], 1);
+	assert_int_equal(st0.peer_restarts, 1);
+	assert_int_equal(st0.bad_ack, 0);
+	assert_int_equal(st0.peers_dead, 0);
+	assert_int_equal(st1.duplicates, 0);
+	assert_true(st1.stale_epoch >= 1);	/* the named retransmission, refused */
+	quiesce_and_destroy(&h);
+}
+
+static uint8_t big_reply[1200];
+
+static int
+big_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+		  void *arg)
+{
+	RTE_SET_USED(msg);
+	RTE_SET_USED(arg);
+	return amrma_am_reply(ctx, tok, AMRMA_WIRE_NO_HANDLER, NULL, 0, big_reply,
+			      sizeof(big_reply), 0);
+}
+
+static int
+empty_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	      void *arg)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	RTE_SET_USED(msg);
+	RTE_SET_USED(arg);
+	return 0;
+}
+
+/*
+ * A reply built over its request stays open for the replies to the frames after it. Node
+ * 1's frames come from a pool of 320-byte mbufs (as a NIC's RX pool may be smaller than the
+ * node's): the big reply to its second request must not be appended to the first reply's
+ * frame, which wrote 974 bytes past that mbuf.
+ */
+static void
+test_open_reply_in_small_mbuf(void **state)
+{
+	struct rte_mempool *small;
+	struct amrma_node_conf c;
+	struct harness h;
+	struct rte_mbuf *m;
+	unsigned int frames = 0;
+	uint64_t a[1] = { 0 };
+
+	RTE_SET_USED(state);
+	echo_pair(&h);
+	small = rte_pktmbuf_pool_create("am_small", 1023, 0, 0, RTE_PKTMBUF_HEADROOM + 320,
+					SOCKET_ID_ANY);
+	assert_non_null(small);
+	amrma_node_destroy(h.n[1].node);
+	c = h.conf;
+	c.node_id = 1;
+	c.ip = h.n[1].ip;
+	c.dev = &h.n[1].dev;
+	c.pool = small;
+	assert_int_equal(amrma_node_create(&c, &h.n[1].node), 0);
+	assert_int_equal(amrma_node_add_peer(h.n[1].node, 0, &h.n[0].dev.mac, h.n[0].ip, 1), 0);
+	amrma_am_register(h.n[0].node, H_NOTHING, empty_handler, NULL);
+	amrma_am_register(h.n[0].node, H_SINK, big_reply_handler, NULL);
+	memset(rv_called, 0, sizeof(rv_called));
+	/* a first exchange: both know each other */
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
+					  H_NOTHING, a, 1, NULL, 0, rv_done, (void *)1), 0);
+	assert_true(h_run_until(&h, rv_called_cond, (void *)1, 2000));
+	h_run_for(&h, 5);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
+					  H_NOTHING, a, 1, NULL, 0, rv_done, (void *)2), 0);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
+					  H_SINK, a, 1, NULL, 0, rv_done, (void *)3), 0);
+	h.n[1].polled_elsewhere = true;	/* node 1's replies wait in its ring */
+	amrma_node_poll(h.n[1].node, 32);	/* both requests leave */
+	h_step(&h);	/* node 0 takes both in one burst and replies */
+	while (rte_ring_dequeue(h.n[0].tx[0], (void **)&m) == 0) {
+		assert_true(m->data_off + m->data_len <= m->buf_len);
+		frames++;
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(frames, 2);	/* the big reply went in a frame of its own */
+	h_destroy(&h);
+	rte_mempool_free(small);
+}
+
+static struct rte_mbuf *hoard[20000];
+static unsigned int nb_hoard;
+static struct rte_mbuf *hoard_kept;
+
+/* the pool runs dry while the handler runs, and the handler keeps the request's mbuf */
+static int
+hoard_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	      void *arg)
+{
+	struct rte_mempool *mp = amrma_ctx_pool(ctx);
+	struct rte_mbuf *m;
+
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	while (nb_hoard < RTE_DIM(hoard) && (m = rte_pktmbuf_alloc(mp)) != NULL)
+		hoard[nb_hoard++] = m;
+	hoard_kept = msg->mbuf;
+	return AMRMA_AM_KEEP_MBUF;
+}
+
+/*
+ * The reply of a request whose handler ran with the pool empty must still go out: the
+ * request is acknowledged already, so a lost reply left its operation waiting for as
+ * long as the initiator kept the channel busy. Each request frame is taken only with an
+ * mbuf set aside for its reply.
+ */
+static void
+test_reply_with_pool_empty(void **state)
+{
+	struct amrma_am_stats st;
+	struct harness h;
+	uint64_t a[2] = { 7, 0 };
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	echo_pair(&h);
+	amrma_am_register(h.n[1].node, H_KEEP, hoard_handler, NULL);
+	memset(rv_called, 0, sizeof(rv_called));
+	nb_hoard = 0;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+					  H_KEEP, a, 2, NULL, 0, rv_done, (void *)1), 0);
+	for (i = 0; i < 5 && nb_hoard == 0; i++)
+		h_step(&h);
+	assert_true(nb_hoard > 0);
+	amrma_node_stats_get(h.n[1].node, &st);
+	assert_int_equal(st.reply_spares, 0);	/* the reply took the one set aside */
+	rte_pktmbuf_free_bulk(hoard, nb_hoard);
+	rte_pktmbuf_free(hoard_kept);
+	assert_true(h_run_until(&h, rv_called_cond, (void *)1, 2000));
+	assert_int_equal(rv_status[1], 0);
+	quiesce_and_destroy(&h);
+}
+
 int
 main(void)
 {
@@ -1648,6 +1855,9 @@ main(void)
 		cmocka_unit_test(test_leave),
 		cmocka_unit_test(test_two_leave_at_once),
 		cmocka_unit_test(test_leave_errors),
+		cmocka_unit_test(test_restart_retransmit_names_life),
+		cmocka_unit_test(test_open_reply_in_small_mbuf),
+		cmocka_unit_test(test_reply_with_pool_empty),
 	};
 
 	h_eal_init("amrma_test_am");

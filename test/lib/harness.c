@@ -384,7 +384,18 @@ drain(struct rte_ring *r)
 unsigned int
 h_mbufs_in_use(const struct harness *h)
 {
-	return rte_mempool_in_use_count(h->pool);
+	unsigned int i, spares = 0;
+
+	/* the mbufs each context keeps for replies are not held frames */
+	for (i = 0; i < h->nb_nodes; i++) {
+		struct amrma_am_stats st;
+
+		if (h->n[i].node == NULL || amrma_ctx_pool(amrma_node_ctx(h->n[i].node, 0)) != h->pool)
+			continue;
+		amrma_node_stats_get(h->n[i].node, &st);
+		spares += (unsigned int)st.reply_spares;
+	}
+	return rte_mempool_in_use_count(h->pool) - spares;
 }
 
 void

@@ -185,6 +185,13 @@ recv_msg(int sock, struct xmem_msg *msg, int *fd, pid_t *peer)
 	return recv_all(sock, (uint8_t *)msg + n, sizeof(*msg) - (size_t)n);
 }
 
+/* Segments covering len; cannot wrap, unlike (len + seg - 1) / seg. */
+static uint64_t
+seg_count(uint64_t len, uint64_t seg)
+{
+	return len / seg + (len % seg != 0);
+}
+
 static int
 check_msg(const struct xmem_msg *m, int fd)
 {
@@ -199,9 +206,10 @@ check_msg(const struct xmem_msg *m, int fd)
 		return -EPROTO;
 	if (m->backend == AMRMA_XMEM_PVM)
 		return fd < 0 ? 0 : -EPROTO;
+	/* seg bounded like base + len: seg_attach adds multiples of it. */
 	if (m->backend != AMRMA_XMEM_MEMFD || fd < 0 || m->seg == 0 ||
-			m->seg % pg != 0 || m->base % pg != 0 ||
-			(m->len + m->seg - 1) / m->seg > MAX_SEGS)
+			m->seg > (uint64_t)INT64_MAX || m->seg % pg != 0 ||
+			m->base % pg != 0 || seg_count(m->len, m->seg) > MAX_SEGS)
 		return -EPROTO;
 	/* A shrinkable or short memfd could SIGBUS the importer. */
 	seals = fcntl(fd, F_GET_SEALS);
@@ -268,7 +276,7 @@ amrma_xmem_import_recv(int sock, const struct amrma_dgsp_limits *lim,
 	imp->addr = m.addr;
 	imp->count = m.count;
 	if (imp->backend == AMRMA_XMEM_MEMFD) {
-		imp->nseg = (m.len + m.seg - 1) / m.seg;
+		imp->nseg = seg_count(m.len, m.seg);
 		imp->maps = calloc(imp->nseg, sizeof(*imp->maps));
 		if (imp->maps == NULL) {
 			rc = -ENOMEM;

@@ -4,13 +4,16 @@
  * (memfd region or plain memory for process_vm), the importer pulls it into
  * a differently shaped local structure and pushes new data back, direct and
  * staged, whole and in packet-sized pieces; the exporter checks what landed.
- * An export whose program reaches outside its region is refused.
+ * An export whose program reaches outside its region is refused, and so are
+ * forged headers sent from this process (the kernel-stamped pid matches).
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -301,6 +304,145 @@ test_forged_pid(void **state)
 	free_layouts(&ly);
 }
 
+#define FORGE_LEN 8192
+#define FORGE_BASE UINT64_C(0x10000000)
+#define FORGE_MAX_FDS 16
+
+/* A sealed 8 KiB memfd, as amrma_xmem_region_create would make. */
+static int
+forge_memfd(void)
+{
+	int fd = memfd_create("test_xmem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, FORGE_LEN), 0);
+	assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	return fd;
+}
+
+/* A well-formed header for one 16-byte element 4 KiB into the region. */
+static void
+forge_msg(struct xmem_msg *m, enum amrma_xmem_backend be, size_t dl)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = XMEM_MSG_MAGIC;
+	m->version = XMEM_MSG_VERSION;
+	m->backend = (uint16_t)be;
+	m->pid = (int32_t)getpid();
+	m->dgsp_len = (uint32_t)dl;
+	m->base = FORGE_BASE;
+	m->len = FORGE_LEN;
+	m->seg = be == AMRMA_XMEM_MEMFD ? 4096 : 0;
+	m->addr = FORGE_BASE + 4096;
+	m->count = 1;
+}
+
+/*
+ * Send @m with @nfd copies of @fd in one SCM_RIGHTS message, then @dl bytes
+ * of program, on a fresh socketpair, and import it in this process.
+ */
+static int
+forged_import(const struct xmem_msg *m, const uint8_t *d, size_t dl, int fd,
+		int nfd, struct amrma_xmem_import **imp)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * FORGE_MAX_FDS)];
+	} cm;
+	int fds[FORGE_MAX_FDS], sv[2], one = 1, i, rc;
+	enum amrma_dgsp_reason why;
+	struct cmsghdr *c;
+	struct msghdr mh;
+	struct iovec iov;
+
+	assert_true(nfd >= 0 && nfd <= FORGE_MAX_FDS);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &one,
+			sizeof(one)), 0);
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = (void *)(uintptr_t)m;
+	iov.iov_len = sizeof(*m);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfd > 0) {
+		for (i = 0; i < nfd; i++)
+			fds[i] = fd;
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfd);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfd);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfd);
+	}
+	assert_int_equal(sendmsg(sv[1], &mh, 0), (ssize_t)sizeof(*m));
+	assert_int_equal(write(sv[1], d, dl), (ssize_t)dl);
+	*imp = NULL;
+	rc = amrma_xmem_import_recv(sv[0], NULL, imp, &why);
+	close(sv[0]);
+	close(sv[1]);
+	return rc;
+}
+
+/* Serialized program of one 16-byte basic type. */
+static size_t
+forge_prog(uint8_t *d, size_t cap, struct amrma_dgsp_type **t)
+{
+	ssize_t dl;
+
+	assert_int_equal(amrma_dgsp_type_basic(16, t), 0);
+	assert_int_equal(amrma_dgsp_type_commit(*t), 0);
+	dl = amrma_dgsp_serialize(amrma_dgsp_type_program(*t), d, cap);
+	assert_true(dl > 0 && (size_t)dl <= cap);
+	return (size_t)dl;
+}
+
+/*
+ * A segment size near 2^64 wrapped the segment count to 0: the import
+ * succeeded with no segment table and the first attach overran it.
+ */
+static void
+test_huge_seg(void **state)
+{
+	struct amrma_xmem_import *imp;
+	struct amrma_dgsrm_side loc;
+	struct amrma_dgsp_type *t;
+	uint8_t d[256], got[16], want[16];
+	struct xmem_msg m;
+	size_t dl, i;
+	int fd;
+
+	(void)state;
+	dl = forge_prog(d, sizeof(d), &t);
+	fd = forge_memfd();
+	forge_msg(&m, AMRMA_XMEM_MEMFD, dl);
+	m.seg = UINT64_C(0xFFFFFFFFFFFFF000);
+	assert_int_equal(forged_import(&m, d, dl, fd, 1, &imp), -EPROTO);
+	assert_null(imp);
+	m.seg = UINT64_C(1) << 63;
+	assert_int_equal(forged_import(&m, d, dl, fd, 1, &imp), -EPROTO);
+	assert_null(imp);
+
+	/* A segment larger than the region is legal: one segment. */
+	for (i = 0; i < sizeof(want); i++)
+		want[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(pwrite(fd, want, sizeof(want), 4096),
+			(ssize_t)sizeof(want));
+	m.seg = UINT64_C(1) << 62;
+	assert_int_equal(forged_import(&m, d, dl, fd, 1, &imp), 0);
+	loc.prog = amrma_dgsp_type_program(t);
+	loc.addr = (uint64_t)(uintptr_t)got;
+	loc.count = 1;
+	memset(got, 0, sizeof(got));
+	assert_int_equal(amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PULL, 0, 16),
+			16);
+	assert_memory_equal(got, want, sizeof(want));
+	amrma_xmem_import_close(imp);
+	amrma_dgsp_type_free(t);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -309,6 +451,7 @@ main(void)
 		cmocka_unit_test(test_pvm),
 		cmocka_unit_test(test_hostile_window),
 		cmocka_unit_test(test_forged_pid),
+		cmocka_unit_test(test_huge_seg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

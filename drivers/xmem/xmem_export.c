@@ -131,7 +131,9 @@ amrma_xmem_export_send(int sock, const struct amrma_xmem_export *e)
 /*
  * Header, fd and the sender's kernel-verified pid (SCM_CREDENTIALS); the fd
  * is closed on any error. The pid is what process_vm will touch, so it must
- * come from the kernel, not from the message.
+ * come from the kernel, not from the message. The kernel installs every fd
+ * the peer sent that fits the control buffer, so all but one are closed and
+ * a message with more than one, or a truncated one, is refused.
  */
 static int
 recv_msg(int sock, struct xmem_msg *msg, int *fd, pid_t *peer)
@@ -145,7 +147,8 @@ recv_msg(int sock, struct xmem_msg *msg, int *fd, pid_t *peer)
 	struct msghdr mh;
 	struct iovec iov;
 	struct ucred uc;
-	int one = 1;
+	int one = 1, nfd = 0, f;
+	size_t i;
 	ssize_t n;
 
 	*fd = -1;
@@ -167,16 +170,21 @@ recv_msg(int sock, struct xmem_msg *msg, int *fd, pid_t *peer)
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET)
 			continue;
-		if (c->cmsg_type == SCM_RIGHTS &&
-				c->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
-			memcpy(fd, CMSG_DATA(c), sizeof(int));
+		for (i = 0; c->cmsg_type == SCM_RIGHTS &&
+				i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (nfd++ == 0)
+				*fd = f;
+			else
+				close(f);
+		}
 		if (c->cmsg_type == SCM_CREDENTIALS &&
 				c->cmsg_len == CMSG_LEN(sizeof(uc))) {
 			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
 			*peer = uc.pid;
 		}
 	}
-	if (mh.msg_flags & MSG_CTRUNC) {
+	if ((mh.msg_flags & MSG_CTRUNC) || nfd > 1) {
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;

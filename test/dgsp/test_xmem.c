@@ -7,6 +7,7 @@
  * An export whose program reaches outside its region is refused, and so are
  * forged headers sent from this process (the kernel-stamped pid matches).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -443,6 +444,61 @@ test_huge_seg(void **state)
 	close(fd);
 }
 
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Every fd the kernel installs on import is either kept or closed: extra
+ * fds in one message, more than the control buffer holds (MSG_CTRUNC), and
+ * an fd with a process_vm export.
+ */
+static void
+test_fd_leak(void **state)
+{
+	static const int nfds[] = { 2, 3, FORGE_MAX_FDS };
+	struct amrma_xmem_import *imp;
+	struct amrma_dgsp_type *t;
+	struct xmem_msg m;
+	uint8_t d[256];
+	int fd, before, rep;
+	size_t dl, i;
+
+	(void)state;
+	dl = forge_prog(d, sizeof(d), &t);
+	fd = forge_memfd();
+	before = count_fds();
+	for (rep = 0; rep < 3; rep++) {
+		forge_msg(&m, AMRMA_XMEM_MEMFD, dl);
+		for (i = 0; i < sizeof(nfds) / sizeof(nfds[0]); i++) {
+			assert_int_equal(forged_import(&m, d, dl, fd, nfds[i],
+					&imp), -EPROTO);
+			assert_null(imp);
+		}
+		forge_msg(&m, AMRMA_XMEM_PVM, dl);
+		assert_int_equal(forged_import(&m, d, dl, fd, 1, &imp),
+				-EPROTO);
+		assert_int_equal(count_fds(), before);
+	}
+	/* The well-formed import keeps its one fd until close. */
+	forge_msg(&m, AMRMA_XMEM_MEMFD, dl);
+	assert_int_equal(forged_import(&m, d, dl, fd, 1, &imp), 0);
+	assert_int_equal(count_fds(), before + 1);
+	amrma_xmem_import_close(imp);
+	assert_int_equal(count_fds(), before);
+	amrma_dgsp_type_free(t);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -452,6 +508,7 @@ main(void)
 		cmocka_unit_test(test_hostile_window),
 		cmocka_unit_test(test_forged_pid),
 		cmocka_unit_test(test_huge_seg),
+		cmocka_unit_test(test_fd_leak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

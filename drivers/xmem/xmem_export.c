@@ -263,15 +263,16 @@ amrma_xmem_import_recv(int sock, const struct amrma_dgsp_limits *lim,
 		l = *lim;
 	else
 		amrma_dgsp_limits_default(&l);
+	/* Checked first: the window differences are signed. */
+	if (m.addr > (uint64_t)INT64_MAX) {
+		rc = -EPROTO;
+		goto fail;
+	}
 	/* Window: the exported region, relative to the structure address. */
 	l.check_window = true;
 	l.count = m.count;
 	l.win_lo = (int64_t)m.base - (int64_t)m.addr;
 	l.win_hi = (int64_t)(m.base + m.len) - (int64_t)m.addr;
-	if (m.addr > (uint64_t)INT64_MAX) {
-		rc = -EPROTO;
-		goto fail;
-	}
 	rc = amrma_dgsp_load(d, m.dgsp_len, &l, &imp->prog, why);
 	if (rc != 0)
 		goto fail;

@@ -26,6 +26,17 @@
 
 #define COUNT 4
 
+/*
+ * UBSan only prints by default and meson test sets no UBSAN_OPTIONS: make a
+ * report fail the test (the environment still overrides).
+ */
+const char *__ubsan_default_options(void);
+const char *
+__ubsan_default_options(void)
+{
+	return "halt_on_error=1:print_stacktrace=1";
+}
+
 struct layouts {
 	struct pt *e, *l;		/* exported, local */
 	int64_t *me, *ml;
@@ -499,6 +510,28 @@ test_fd_leak(void **state)
 	close(fd);
 }
 
+/* A structure address past INT64_MAX is refused before any window math. */
+static void
+test_addr_overflow(void **state)
+{
+	struct amrma_xmem_import *imp;
+	struct amrma_dgsp_type *t;
+	struct xmem_msg m;
+	uint8_t d[256];
+	size_t dl;
+
+	(void)state;
+	dl = forge_prog(d, sizeof(d), &t);
+	forge_msg(&m, AMRMA_XMEM_PVM, dl);
+	m.addr = UINT64_C(1) << 63;
+	assert_int_equal(forged_import(&m, d, dl, -1, 0, &imp), -EPROTO);
+	assert_null(imp);
+	m.addr = UINT64_MAX;
+	assert_int_equal(forged_import(&m, d, dl, -1, 0, &imp), -EPROTO);
+	assert_null(imp);
+	amrma_dgsp_type_free(t);
+}
+
 int
 main(void)
 {
@@ -509,6 +542,7 @@ main(void)
 		cmocka_unit_test(test_forged_pid),
 		cmocka_unit_test(test_huge_seg),
 		cmocka_unit_test(test_fd_leak),
+		cmocka_unit_test(test_addr_overflow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

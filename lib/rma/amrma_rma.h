@@ -218,7 +218,8 @@ struct amrma_rma_stats {
 	uint64_t served_put_bytes;	/**< target: bytes written into regions */
 	uint64_t served_get_bytes;	/**< target: bytes read from regions */
 	uint64_t access_errors;		/**< target: requests refused (key/range/perm) */
-	uint64_t bad_replies;		/**< initiator: replies that do not fit the op */
+	/** initiator: replies that do not fit the op, messages to reply-only handlers */
+	uint64_t bad_replies;
 	uint64_t queue_full;		/**< target: RMA queue full, request refused */
 	uint64_t tag_retries;		/**< tagged data refused (not posted yet), resent */
 	uint64_t rndv_timeouts;		/**< rendezvous waits that expired (either side) */

@@ -205,20 +205,15 @@ reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	      void *arg)
 {
 	struct rma_ctx *rc = amrma_ctx_priv(ctx);
-	uint64_t v = (uintptr_t)msg->op_arg;
-	uint32_t idx = (uint32_t)(v >> 48), chunk = (uint32_t)v;
 	struct rma_op *op;
 	uint64_t off, want;
+	uint32_t chunk;
 
 	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
-	if (idx >= rc->rma->conf.max_ops)
+	op = reply_op(rc, msg, OP_GET_DT, &chunk);
+	if (op == NULL)
 		return -EPROTO;
-	op = &rc->ops[idx];
-	if (op->state == OP_FREE || op->gen != (uint16_t)(v >> 32) || op->kind != OP_GET_DT) {
-		rc->st.bad_replies++;
-		return -EPROTO;
-	}
 	off = (uint64_t)chunk * op->chunk;
 	want = op->len > off ? RTE_MIN((uint64_t)op->chunk, op->len - off) : 0;
 	if (msg->len != want ||
@@ -238,8 +233,12 @@ setup_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
 
 	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
-	if (op == NULL || op->state != OP_WAIT_CTS || msg->nargs < 1)
+	/* not a reply (op_arg NULL is no handle), or not from where the setup went */
+	if (op == NULL || op->state != OP_WAIT_CTS || msg->nargs < 1 ||
+	    !ep_same(op->dst, msg->src)) {
+		rc->st.bad_replies++;
 		return -EPROTO;
+	}
 	op->slot = msg->args[0];
 	return 0;
 }

@@ -15,26 +15,6 @@
 
 RTE_LOG_REGISTER(amrma_rma_logtype, lib.amrma.rma, NOTICE);
 
-/* chunk identity travels in the AM op argument: op index, generation, chunk index */
-#define ARG(rc, op, chunk) ((void *)(uintptr_t)(((uint64_t)((op) - (rc)->ops) << 48) | \
-	((uint64_t)(op)->gen << 32) | (uint32_t)(chunk)))
-
-static struct rma_op *
-op_of_arg(struct rma_ctx *rc, const void *arg, uint32_t *chunk)
-{
-	uint64_t v = (uintptr_t)arg;
-	uint32_t idx = (uint32_t)(v >> 48);
-	struct rma_op *op;
-
-	if (idx >= rc->rma->conf.max_ops)
-		return NULL;
-	op = &rc->ops[idx];
-	if (op->state == OP_FREE || op->gen != (uint16_t)(v >> 32))
-		return NULL;
-	*chunk = (uint32_t)v;
-	return op;
-}
-
 void
 amrma_rma_conf_defaults(struct amrma_rma_conf *c)
 {
@@ -322,14 +302,14 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 	switch (op->kind) {
 	case OP_PUT_DT:
 	case OP_GET_DT:
-		ret = dt_send_chunk(rc, op, chunk, len, off, ARG(rc, op, chunk));
+		ret = dt_send_chunk(rc, op, chunk, len, off, op_arg(rc, op, chunk));
 		break;
 	case OP_GET:
 		args[0] = op->key;
 		args[1] = op->offset + off;
 		args[2] = len;
 		ret = amrma_am_request(ctx, op->dst, AMRMA_RMA_H_GET, args, 3, NULL, 0,
-				       chunk_done, ARG(rc, op, chunk));
+				       chunk_done, op_arg(rc, op, chunk));
 		break;
 	case OP_PUT:
 	case OP_TSEND: {
@@ -353,17 +333,17 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 				return -EAGAIN;
 			ret = op->want_done ?
 				amrma_am_send_mbuf(ctx, op->dst, h, args, 4, m, chunk_done,
-						   ARG(rc, op, chunk)) :
+						   op_arg(rc, op, chunk)) :
 				amrma_am_request_mbuf(ctx, op->dst, h, args, 4, m, chunk_done,
-						      ARG(rc, op, chunk));
+						      op_arg(rc, op, chunk));
 			if (ret == 0)
 				rc->st.zero_copy_chunks++;
 		} else if (op->want_done) {
 			ret = amrma_am_send(ctx, op->dst, h, args, 4, op->buf + off, (uint16_t)len,
-					    chunk_done, ARG(rc, op, chunk));
+					    chunk_done, op_arg(rc, op, chunk));
 		} else {
 			ret = amrma_am_request(ctx, op->dst, h, args, 4, op->buf + off,
-					       (uint16_t)len, chunk_done, ARG(rc, op, chunk));
+					       (uint16_t)len, chunk_done, op_arg(rc, op, chunk));
 		}
 		break;
 	}
@@ -720,6 +700,19 @@ get_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	return ret;
 }
 
+struct rma_op *
+reply_op(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint8_t kind, uint32_t *chunk)
+{
+	struct rma_op *op = msg->op_arg != NULL ? op_of_arg(rc, msg->op_arg, chunk) : NULL;
+
+	if (op == NULL || op->kind != kind || !ep_same(op->dst, msg->src) ||
+	    (op->state != OP_ISSUING && op->state != OP_DRAINING)) {
+		rc->st.bad_replies++;
+		return NULL;
+	}
+	return op;
+}
+
 /* initiator: data of a get chunk; placed at the chunk's place in the buffer */
 static int
 get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
@@ -732,11 +725,9 @@ get_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrm
 
 	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
-	op = op_of_arg(rc, msg->op_arg, &chunk);
-	if (op == NULL || op->kind != OP_GET) {
-		rc->st.bad_replies++;
+	op = reply_op(rc, msg, OP_GET, &chunk);
+	if (op == NULL)
 		return -EPROTO;
-	}
 	off = (uint64_t)chunk * op->chunk;
 	want = op->len > off ? RTE_MIN((uint64_t)op->chunk, op->len - off) : 0;
 	if (msg->len != want) {

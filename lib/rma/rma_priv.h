@@ -203,6 +203,43 @@ op_handle(const struct rma_ctx *rc, const struct rma_op *op)
 }
 
 struct rma_op *op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h);
+
+/*
+ * A chunk's identity in the AM op argument: op index + 1, generation, chunk index. Never
+ * NULL: the AM core hands a message that is not a reply op_arg NULL, and an index of 0
+ * would make that a valid handle of the first op of a context.
+ */
+static inline void *
+op_arg(const struct rma_ctx *rc, const struct rma_op *op, uint32_t chunk)
+{
+	return (void *)(uintptr_t)(((uint64_t)(op - rc->ops + 1) << 48) |
+				   ((uint64_t)op->gen << 32) | chunk);
+}
+
+/* The live op an op argument names (and its chunk), or NULL. */
+static inline struct rma_op *
+op_of_arg(struct rma_ctx *rc, const void *arg, uint32_t *chunk)
+{
+	uint64_t v = (uintptr_t)arg;
+	uint32_t idx = (uint32_t)(v >> 48) - 1;	/* 0 (not ours): UINT32_MAX */
+	struct rma_op *op;
+
+	if (idx >= rc->rma->conf.max_ops)
+		return NULL;
+	op = &rc->ops[idx];
+	if (op->state == OP_FREE || op->gen != (uint16_t)(v >> 32))
+		return NULL;
+	*chunk = (uint32_t)v;
+	return op;
+}
+
+/*
+ * initiator: the op of kind a reply-only handler's message answers, or NULL (counted):
+ * it must be a reply to one of our chunks, from the endpoint the op sends to, while the
+ * op still waits for replies. Handler indices are public: any peer can send to them.
+ */
+struct rma_op *reply_op(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint8_t kind,
+			uint32_t *chunk);
 struct rma_op *op_alloc(struct rma_ctx *rc);
 
 /* Some operation is allocated (a scan of ops[] can find something). */

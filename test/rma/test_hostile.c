@@ -198,11 +198,91 @@ test_hostile_frames(void **state)
 	free(snap);
 }
 
+static void
+forged_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	(void)ctx;
+	(void)status;
+	(*(int *)arg)++;
+}
+
+static bool
+one_forged(void *arg)
+{
+	return *(int *)arg == 1;
+}
+
+/*
+ * A third node sends to the get-reply handler of an initiator while its get runs. Not a
+ * reply, so nothing names an op of ours: before, op argument NULL decoded to the first op
+ * of the context, chunk 0, and the bytes landed in the get's buffer.
+ */
+static void
+test_forged_get_reply(void **state)
+{
+	struct amrma_rma_conf rc;
+	struct amrma_region *reg;
+	struct amrma_rma_stats st;
+	struct amrma_rma *r[3];
+	struct harness h;
+	amrma_rma_req_t req;
+	uint8_t *mem, *dst, junk[AMRMA_WIRE_MAX_PAYLOAD];
+	int status = 1, t = 0, sent = 0, forged = 0;
+	uint64_t end, key;
+	uint16_t chunk;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(h_create(&h, 3, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.pipeline_depth = 1;	/* one chunk at a time: the forgery lands mid-get */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(amrma_rma_create(h.n[i].node, &rc, &r[i]), 0);
+	chunk = amrma_am_max_payload(h_ctx(&h, 0, 0), 4);
+	mem = malloc(16 * chunk);
+	dst = calloc(1, 16 * chunk);
+	memset(mem, 0x11, 16 * chunk);
+	memset(junk, 0xee, sizeof(junk));
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r[1]), mem, 16 * chunk,
+					       AMRMA_REGION_READ, &reg, &key), 0);
+	/* the first op of a fresh context: index 0, generation 0 */
+	assert_int_equal(amrma_rma_get(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+				       dst, 16 * chunk, AMRMA_RMA_F_PIPELINED, NULL, NULL, &req),
+			 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (t == 0 && rte_get_tsc_cycles() < end) {
+		h_step(&h);
+		if (!sent && dst[0] == 0x11) {
+			struct amrma_ep to = { .node = 0 };
+
+			assert_int_equal(amrma_am_send(h_ctx(&h, 2, 0), to, AMRMA_RMA_H_GET_REPLY,
+						       NULL, 0, junk, chunk, forged_done,
+						       &forged), 0);
+			sent = 1;
+		}
+		t = amrma_rma_test(h_ctx(&h, 0, 0), req, &status);
+	}
+	/* handled before the get was released (refused, counted) */
+	amrma_rma_stats_get(h_ctx(&h, 0, 0), &st);
+	assert_int_equal(t, 1);
+	assert_int_equal(status, 0);
+	assert_memory_equal(dst, mem, 16 * chunk);
+	assert_int_equal(st.bad_replies, 1);
+	assert_true(h_run_until(&h, one_forged, &forged, 1000));
+	amrma_region_deregister(amrma_rma_regions(r[1]), reg, NULL, NULL);
+	for (i = 0; i < 3; i++)
+		amrma_rma_destroy(r[i]);
+	h_destroy(&h);
+	free(mem);
+	free(dst);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile_frames),
+		cmocka_unit_test(test_forged_get_reply),
 	};
 
 	/* AMRMA_TEST_SEED explores other inputs; the default keeps CI deterministic */

@@ -145,6 +145,17 @@ moved(struct rma_ctx *rc, struct rma_dt *d, uint64_t n)
 		slot_free(rc, d);
 }
 
+/* A slot's region deregistered meanwhile: the slot goes, and with it the region. */
+static bool
+slot_dead(struct rma_ctx *rc, struct rma_dt *d)
+{
+	if (amrma_region_live(d->ref))
+		return false;
+	rc->st.access_errors++;
+	slot_free(rc, d);
+	return true;
+}
+
 static int
 put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
 	    void *arg)
@@ -159,6 +170,8 @@ put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	d = slot_of(rc, msg->args[0], msg->src.node);
 	if (d == NULL || d->perm != AMRMA_REGION_WRITE)
 		return -ENOENT;
+	if (slot_dead(rc, d))
+		return -ENOKEY;
 	if (msg->args[1] > d->total || msg->len > d->total - msg->args[1])
 		return -ERANGE;
 	/* the verified program keeps every byte inside the region */
@@ -186,6 +199,8 @@ get_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	len = msg->args[2];
 	if (d == NULL || d->perm != AMRMA_REGION_READ)
 		return -ENOENT;
+	if (slot_dead(rc, d))
+		return -ENOKEY;
 	if (off > d->total || len > d->total - off || len > amrma_am_max_payload(ctx, 0))
 		return -ERANGE;
 	if (amrma_dgsm_gather_at(&d->m, off, rc->scratch, len) != (ssize_t)len)

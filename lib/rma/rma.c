@@ -232,6 +232,11 @@ chunk_done(struct amrma_ctx *ctx, void *arg, int status)
 		}
 		return;
 	}
+	/* refused (e.g. the region went away): the chunks after it would be refused too */
+	if (status != 0 && op->state == OP_ISSUING) {
+		TAILQ_REMOVE(&rc->active, op, next);
+		op->state = OP_DRAINING;
+	}
 	op_packet_done(rc, op, bytes, status);
 }
 
@@ -313,6 +318,10 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 		break;
 	case OP_PUT:
 	case OP_TSEND: {
+		/* a tagged send from a region (rendezvous get): deregistered meanwhile, the
+		 * rest is not read, as a lookup would refuse it */
+		if (op->ref != NULL && !amrma_region_live(op->ref))
+			return -ENOKEY;
 		/* rendezvous puts and tagged sends carry the tag, not the region; pipelined
 		 * puts with one completion go one-way and name their operation */
 		bool tagged = op->kind == OP_TSEND || op->proto == AMRMA_RMA_F_RENDEZVOUS;

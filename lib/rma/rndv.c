@@ -287,6 +287,13 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 		rc->st.bad_replies++;
 		return -ERANGE;
 	}
+	if (rx->ref != NULL && !amrma_region_live(rx->ref)) {
+		/* deregistered meanwhile: this and what follows is refused, as a lookup would
+		 * be, and the region is released now */
+		rc->st.access_errors++;
+		rx_abort(rc, i, -ENOKEY);
+		return -ENOKEY;
+	}
 	if (!rx->matched) {
 		struct amrma_tag_msg tm = { .tag = tag, .src = msg->src.node, .len = rx->len };
 		struct amrma_tag_match m;

@@ -388,6 +388,83 @@ step2(struct harness *h, struct amrma_rma **r)
 	amrma_rma_progress(r[1]);
 }
 
+/* The same over rendezvous: the target's receive holds the region for the whole put and
+ * checks per chunk that it is still registered. */
+static void
+test_deregister_rndv_put(void **state)
+{
+	struct amrma_region_table *t = amrma_rma_regions(R[1]);
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	uint8_t *mem = aligned_alloc(4096, 8 << 20);
+	struct amrma_region *reg;
+	amrma_rma_req_t req;
+	uint64_t key;
+	int i;
+
+	RTE_SET_USED(state);
+	memset(mem, GUARD, 8 << 20);
+	fill(src, 8 << 20, 98);
+	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20, AMRMA_RMA_F_RENDEZVOUS,
+				       NULL, NULL, &req), 0);
+	for (i = 0; i < 10000 && mem[0] == GUARD; i++)
+		rma_step();
+	assert_int_equal(mem[0], src[0]);	/* data flow */
+	released = 0;
+	assert_int_equal(amrma_region_deregister(t, reg, on_release, NULL), 1);
+	assert_int_equal(wait_req(ctx, req), -ENOKEY);
+	assert_int_equal(released, 1);
+	assert_int_equal(mem[(8 << 20) - 1], GUARD);
+	free(mem);
+}
+
+/* A rendezvous get reads the region with a tagged send that holds it: deregistered, the
+ * target stops reading and lets go; the initiator, told nothing, times out. */
+static void
+test_deregister_rndv_get(void **state)
+{
+	const uint64_t len = 8 << 20;
+	uint8_t *mem = aligned_alloc(4096, len);
+	struct amrma_rma_conf rc;
+	struct amrma_region *reg;
+	struct amrma_rma *r2[2];
+	struct harness h2;
+	amrma_rma_req_t req;
+	uint64_t key, end;
+	int i, status = 1;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 200;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	fill(mem, len, 97);
+	memset(dst, GUARD, len);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), mem, len,
+					       AMRMA_REGION_READ, &reg, &key), 0);
+	assert_int_equal(amrma_rma_get(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+				       dst, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
+	for (i = 0; i < 10000 && dst[0] == GUARD; i++)
+		step2(&h2, r2);
+	assert_int_equal(dst[0], mem[0]);
+	released = 0;
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, on_release,
+						 NULL), 1);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (amrma_rma_test(h_ctx(&h2, 0, 0), req, &status) == 0 &&
+	       rte_get_tsc_cycles() < end)
+		step2(&h2, r2);
+	assert_int_equal(status, -ETIMEDOUT);
+	assert_int_equal(released, 1);
+	assert_int_equal(dst[len - 1], GUARD);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+	free(mem);
+}
+
 /* put len bytes pipelined from src at off; returns its status */
 static int
 put2(struct harness *h, struct amrma_rma **r, uint64_t key, uint64_t off, uint64_t len,
@@ -969,6 +1046,8 @@ main(void)
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),
 		cmocka_unit_test(test_deregister_in_flight),
+		cmocka_unit_test(test_deregister_rndv_put),
+		cmocka_unit_test(test_deregister_rndv_get),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_rendezvous_timeout),
 		cmocka_unit_test(test_auto_protocol_thresholds),

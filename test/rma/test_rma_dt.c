@@ -363,6 +363,58 @@ test_abandoned_slot(void **state)
 	free(mem);
 }
 
+/*
+ * A program slot holds its region for the whole operation: deregistered meanwhile, the
+ * packets after it are refused (-ENOKEY, as a lookup would) and the region is let go, for
+ * puts and gets alike.
+ */
+static void
+test_deregister_slot(void **state)
+{
+	const uint64_t n = 512 * 1024;		/* 8-byte elements: 4 MiB packed */
+	struct amrma_dgsp_type *wide = vec(n, 1, 2, 8), *flat = vec(1, n, 1, 8);
+	struct amrma_region_table *t = amrma_rma_regions(R[1]);
+	uint8_t *mem = aligned_alloc(4096, 16 * n);
+	struct amrma_region *r;
+	amrma_rma_req_t req;
+	unsigned int get, i;
+	bool released;
+	uint64_t k;
+
+	(void)state;
+	for (get = 0; get < 2; get++) {
+		uint8_t *moved = get ? local : mem;	/* where the bytes land */
+
+		memset(moved, 0xa5, get ? 8 * n : 16 * n);
+		fill(get ? mem : local, get ? 16 * n : 8 * n, 7);
+		assert_int_equal(amrma_region_register(t, mem, 16 * n, get ? AMRMA_REGION_READ :
+			AMRMA_REGION_WRITE, &r, &k), 0);
+		if (get)
+			assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0),
+				(struct amrma_ep){ .node = 1 }, k, 0,
+				amrma_dgsp_type_program(wide), 1, local,
+				amrma_dgsp_type_program(flat), 1, 0, NULL, NULL, &req), 0);
+		else
+			assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0),
+				(struct amrma_ep){ .node = 1 }, k, 0, local,
+				amrma_dgsp_type_program(flat), 1, amrma_dgsp_type_program(wide),
+				1, 0, NULL, NULL, &req), 0);
+		/* until the first packet moved */
+		for (i = 0; i < 10000 && moved[0] == 0xa5; i++)
+			step();
+		assert_int_not_equal(moved[0], 0xa5);
+		released = false;
+		assert_int_equal(amrma_region_deregister(t, r, region_released, &released), 1);
+		assert_int_equal(wait_req(req), -ENOKEY);
+		assert_true(released);
+		/* the last element did not move */
+		assert_int_equal(moved[get ? 8 * n - 1 : 16 * (n - 1)], 0xa5);
+	}
+	amrma_dgsp_type_free(wide);
+	amrma_dgsp_type_free(flat);
+	free(mem);
+}
+
 int
 main(void)
 {
@@ -371,6 +423,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_abandoned_slot),
+		cmocka_unit_test(test_deregister_slot),
 	};
 
 	h_eal_init("amrma_test_rma_dt");

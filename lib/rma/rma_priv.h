@@ -80,9 +80,9 @@ struct rma_rx {
 	bool matched;			/* the tag engine matched it to the message */
 	bool complete;
 	uint16_t gen;
-	struct amrma_ep src;
+	struct amrma_ep src;		/* put: the initiator; get: the target (node only) */
 	uint64_t tag;
-	uint64_t recv_id;		/* tag engine receive */
+	uint64_t recv_id;		/* tag engine receive, posted for (tag, tag_src(src)) */
 	uint8_t *buf;
 	uint64_t len;
 	uint64_t left;			/* bytes not yet placed */
@@ -275,6 +275,16 @@ static inline bool
 ep_same(struct amrma_ep a, struct amrma_ep b)
 {
 	return a.node == b.node && a.ctx == b.ctx;
+}
+
+/*
+ * An endpoint as a tag engine source. Tags are operation handles, unique per initiator
+ * context only: two contexts of one node must not look like one source.
+ */
+static inline uint32_t
+tag_src(struct amrma_ep ep)
+{
+	return (uint32_t)ep.node << 8 | ep.ctx;
 }
 
 static inline struct rma_ctx *

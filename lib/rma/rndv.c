@@ -54,19 +54,36 @@ rx_free(struct rma_ctx *rc, uint32_t i)
 static void
 rx_abort(struct rma_ctx *rc, uint32_t i, int status)
 {
-	if (rc->rx[i].matched)
+	if (rc->rx[i].matched ||
+	    amrma_tag_cancel(rc->tags, rc->rx[i].recv_id) == -EBUSY)
 		amrma_tag_complete(rc->tags, rc->rx[i].recv_id, status);
-	else
-		amrma_tag_cancel(rc->tags, rc->rx[i].recv_id);
 	rx_free(rc, i);
 }
 
-/* Post a tagged receive over buf on rc; returns the rx slot or a negative errno. */
+/*
+ * The tag engine matched data to receive id, not to the one they named: both were posted
+ * with one (tag, source), which a peer reusing a tag can do. That receive is matched now
+ * and its own data will skip matching; one not ours is ended, so no entry stays behind.
+ */
+static void
+rx_matched_by_other(struct rma_ctx *rc, uint64_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < RMA_MAX_RX; i++)
+		if (rc->rx[i].used && !rc->rx[i].matched && rc->rx[i].recv_id == id) {
+			rc->rx[i].matched = true;
+			return;
+		}
+	amrma_tag_complete(rc->tags, id, -EPROTO);
+}
+
+/* Post a tagged receive over buf on rc for data from src; the rx slot or a negative errno. */
 static int
-post_recv(struct rma_ctx *rc, uint16_t src_node, uint64_t tag, uint8_t *buf, uint64_t len)
+post_recv(struct rma_ctx *rc, struct amrma_ep src, uint64_t tag, uint8_t *buf, uint64_t len)
 {
 	struct amrma_tag_recv r = {
-		.tag = tag, .ignore = 0, .src = src_node, .buf = buf, .len = len,
+		.tag = tag, .ignore = 0, .src = tag_src(src), .buf = buf, .len = len,
 	};
 	struct amrma_tag_match m;
 	int i = rx_alloc(rc), ret;
@@ -80,7 +97,7 @@ post_recv(struct rma_ctx *rc, uint16_t src_node, uint64_t tag, uint8_t *buf, uin
 	rc->nb_rx_used++;
 	rc->rx[i].matched = ret == 1;
 	rc->rx[i].complete = false;
-	rc->rx[i].src.node = src_node;
+	rc->rx[i].src = src;
 	rc->rx[i].tag = tag;
 	rc->rx[i].buf = buf;
 	rc->rx[i].len = len;
@@ -137,7 +154,7 @@ rndv_start(struct rma_ctx *rc, struct rma_op *op)
 					(void *)(uintptr_t)h);
 	}
 	/* get: the receive is posted before the request leaves, so data always find it */
-	i = post_recv(rc, op->dst.node, op->tag, op->buf, op->len);
+	i = post_recv(rc, op->dst, op->tag, op->buf, op->len);
 	if (i < 0)
 		return -EAGAIN;
 	rc->rx[i].op = (uint32_t)(op - rc->ops);
@@ -278,8 +295,11 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	if (i >= RMA_MAX_RX)
 		return -EPROTO;
 	rx = &rc->rx[i];
+	/* a put's data come from the initiator's context, a get's from the target's
+	 * progress context, which the initiator does not know */
 	if (!rx->used || rx->gen != (uint16_t)(id >> 32) || rx->tag != tag ||
-	    rx->src.node != msg->src.node || msg->args[2] != rx->len || rx->complete) {
+	    rx->src.node != msg->src.node || (rx->ref != NULL && rx->src.ctx != msg->src.ctx) ||
+	    msg->args[2] != rx->len || rx->complete) {
 		rc->st.bad_replies++;
 		return -EPROTO;
 	}
@@ -295,12 +315,21 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 		return -ENOKEY;
 	}
 	if (!rx->matched) {
-		struct amrma_tag_msg tm = { .tag = tag, .src = msg->src.node, .len = rx->len };
+		struct amrma_tag_msg tm = { .tag = tag, .src = tag_src(rx->src), .len = rx->len };
 		struct amrma_tag_match m;
+		int ret;
 
-		/* first packet: tag matching hands us the posted receive */
-		if (amrma_tag_arrive(rc->tags, &tm, &m) != 1 || m.recv_id != rx->recv_id)
-			return -EAGAIN;
+		/* first packet: matching takes the oldest receive posted for (tag, source);
+		 * ours is one of them, so it comes before anything is queued unexpected */
+		while ((ret = amrma_tag_arrive(rc->tags, &tm, &m)) == 1 &&
+		       m.recv_id != rx->recv_id)
+			rx_matched_by_other(rc, m.recv_id);
+		if (ret != 1) {
+			if (ret == 0)	/* queued: only if the engine lost our receive */
+				amrma_tag_unexpected_pop(rc->tags, &tm);
+			rc->st.bad_replies++;
+			return -EPROTO;
+		}
 		rx->matched = true;
 	}
 	if (msg->len != 0 &&
@@ -408,7 +437,7 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 	switch (it->type) {
 	case RQ_POST_RECV:
 		if (!it->posted) {
-			i = post_recv(prc, it->peer.node, it->tag, it->ptr, it->len);
+			i = post_recv(prc, it->peer, it->tag, it->ptr, it->len);
 			if (i < 0)
 				return false;
 			prc->rx[i].ref = it->ref;	/* the receive holds the region */

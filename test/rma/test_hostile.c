@@ -21,6 +21,7 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_priv.h"	/* the target's tag engine */
 
 static uint64_t rng = 0x1234567;
 
@@ -277,12 +278,112 @@ test_forged_get_reply(void **state)
 	free(dst);
 }
 
+static uint64_t cts[2][2];	/* (tag, receive) of the CTSs node 1 sent */
+static unsigned int nb_cts;
+
+static int
+cts_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	(void)ctx;
+	(void)tok;
+	(void)arg;
+	if (nb_cts < 2 && msg->nargs >= 2) {
+		cts[nb_cts][0] = msg->args[0];
+		cts[nb_cts][1] = msg->args[1];
+		nb_cts++;
+	}
+	return 0;
+}
+
+static void
+status_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	(void)ctx;
+	*(int *)arg = status;
+}
+
+/*
+ * A peer announces two rendezvous puts with one tag, then sends the data of the second.
+ * Matching hands out the first receive; before, the data were refused with -EAGAIN, the
+ * first receive stayed matched for good and on expiry could not be cancelled: every such
+ * pair leaked an entry of the bounded tag engine.
+ */
+static void
+test_duplicate_tag_rts(void **state)
+{
+	const uint64_t tag = UINT64_C(0x8000000000000000), len = 100;
+	struct amrma_rma_conf rc;
+	struct amrma_tag_stats ts;
+	struct amrma_region *reg;
+	struct amrma_ep to = { .node = 1 };
+	struct amrma_rma *rma;
+	struct harness h;
+	uint8_t *mem = calloc(1, 1 << 16), data[100];
+	uint64_t key, args[4], end;
+	int status = 1, rts[2] = { 1, 1 }, i;
+
+	(void)state;
+	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 50;
+	assert_int_equal(amrma_rma_create(h.n[1].node, &rc, &rma), 0);
+	amrma_am_register(h.n[0].node, AMRMA_RMA_H_CTS, cts_capture, NULL);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	nb_cts = 0;
+	for (i = 0; i < 2; i++) {
+		/* key, offset, length, tag: the same tag twice */
+		args[0] = key;
+		args[1] = (uint64_t)i * 4096;
+		args[2] = len;
+		args[3] = tag;
+		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), to, AMRMA_RMA_H_RTS, args, 4,
+						  NULL, 0, status_done, &rts[i]), 0);
+	}
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while ((nb_cts < 2 || rts[0] == 1 || rts[1] == 1) && rte_get_tsc_cycles() < end) {
+		h_step(&h);
+		amrma_rma_progress(rma);
+	}
+	assert_int_equal(nb_cts, 2);
+	assert_true(rts[0] == 0 && rts[1] == 0);
+	assert_true(cts[0][0] == tag && cts[1][0] == tag);
+	/* the data of the second put (receives are posted in order) */
+	memset(data, 0x5a, sizeof(data));
+	args[0] = tag;
+	args[1] = 0;
+	args[2] = len;
+	args[3] = cts[1][1];
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), to, AMRMA_RMA_H_TDATA, args, 4, data,
+					  sizeof(data), status_done, &status), 0);
+	while (status == 1 && rte_get_tsc_cycles() < end) {
+		h_step(&h);
+		amrma_rma_progress(rma);
+	}
+	/* the first receive expires: nothing stays in the engine, nothing holds the region */
+	h_run_for(&h, 150);
+	amrma_tag_stats_get(rc_of(h_ctx(&h, 1, 0))->tags, &ts);
+	assert_int_equal(ts.posted, 0);
+	assert_int_equal(ts.in_progress, 0);
+	assert_int_equal(ts.unexpected, 0);
+	/* and the second put's data were taken */
+	assert_int_equal(status, 0);
+	assert_memory_equal(mem + 4096, data, len);
+	assert_int_equal(mem[0], 0);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h);
+	free(mem);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile_frames),
 		cmocka_unit_test(test_forged_get_reply),
+		cmocka_unit_test(test_duplicate_tag_rts),
 	};
 
 	/* AMRMA_TEST_SEED explores other inputs; the default keeps CI deterministic */

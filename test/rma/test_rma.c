@@ -23,6 +23,7 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_priv.h"	/* the target's tag engine */
 
 #define NODES 3
 #define Q 2
@@ -764,6 +765,82 @@ test_rendezvous_timeout(void **state)
 	h_destroy(&h2);
 }
 
+/* poll node 0's contexts by hand (ctx 1 only when poll1), the rest as usual */
+static void
+step_ctx0(struct harness *h, struct amrma_rma **r, bool poll1)
+{
+	h_step(h);
+	amrma_ctx_poll(h_ctx(h, 0, 0), 32);
+	if (poll1)
+		amrma_ctx_poll(h_ctx(h, 0, 1), 32);
+	amrma_rma_progress(r[0]);
+	amrma_rma_progress(r[1]);
+}
+
+/*
+ * Rendezvous puts from two contexts of one node to one target: tags are operation handles,
+ * unique per context only, and the first op of each fresh context has the same one. The
+ * second put's data arrive first. Before, matching on (tag, node) gave them the first
+ * put's receive: refused for good, both puts failed and the target's tag engine leaked.
+ */
+static void
+test_same_tag_two_contexts(void **state)
+{
+	const size_t len = 64 * 1024;
+	struct amrma_rma_conf rc;
+	struct amrma_tag_stats ts;
+	struct amrma_region *reg;
+	struct amrma_rma *r2[2];
+	struct harness h2;
+	amrma_rma_req_t ra, rb;
+	int sa = 1, sb = 1, ta = 0, tb = 0, i;
+	uint64_t key, end;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 2, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 500;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	memset(target, 0, 2 << 20);
+	fill(src, len, 31);
+	fill(src + len, len, 32);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 2 << 20,
+		AMRMA_REGION_WRITE, &reg, &key), 0);
+	h2.n[0].polled_elsewhere = true;	/* node 0's contexts: step_ctx0 */
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 1), (struct amrma_ep){ .node = 1 }, key, 0,
+				       src, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &ra), 0);
+	amrma_ctx_poll(h_ctx(&h2, 0, 1), 32);	/* A's RTS leaves... */
+	for (i = 0; i < 50; i++)
+		step_ctx0(&h2, r2, false);	/* ...its receive is posted, its CTS waits */
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+				       1 << 20, src + len, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL,
+				       &rb), 0);
+	assert_true(ra == rb);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while ((!ta || !tb) && rte_get_tsc_cycles() < end) {
+		step_ctx0(&h2, r2, tb);		/* B goes first */
+		if (!ta)
+			ta = amrma_rma_test(h_ctx(&h2, 0, 1), ra, &sa);
+		if (!tb)
+			tb = amrma_rma_test(h_ctx(&h2, 0, 0), rb, &sb);
+	}
+	assert_int_equal(tb, 1);
+	assert_int_equal(sb, 0);
+	assert_int_equal(ta, 1);
+	assert_int_equal(sa, 0);
+	assert_memory_equal(target, src, len);
+	assert_memory_equal(target + (1 << 20), src + len, len);
+	amrma_tag_stats_get(rc_of(h_ctx(&h2, 1, 0))->tags, &ts);
+	assert_int_equal(ts.posted + ts.in_progress + ts.unexpected, 0);
+	assert_int_equal(ts.completed, 2);
+	h2.n[0].polled_elsewhere = false;
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+}
+
 /* Without a protocol flag, puts and gets each pick theirs by their own threshold. */
 static void
 test_auto_protocol_thresholds(void **state)
@@ -1050,6 +1127,7 @@ main(void)
 		cmocka_unit_test(test_deregister_rndv_get),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_rendezvous_timeout),
+		cmocka_unit_test(test_same_tag_two_contexts),
 		cmocka_unit_test(test_auto_protocol_thresholds),
 		cmocka_unit_test(test_faults),
 	};

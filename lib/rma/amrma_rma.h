@@ -30,7 +30,11 @@
  * AMRMA_RMA_EV_PACKET.
  *
  * Threading: operations are issued, polled and completed on the lcore that polls their
- * context; the progress engine may run on another lcore.
+ * context. The progress engine posts receives on, and sends from, the progress context
+ * (amrma_rma_conf.progress_ctx): run it on the lcore that polls that context (in its poll
+ * loop, or its service on the service lcore that runs the node's). Handlers of every
+ * context reach it only through the RMA queue, a multi-producer rte_ring, so the other
+ * contexts may be polled anywhere.
  */
 
 #include <stdbool.h>
@@ -193,7 +197,10 @@ unsigned int amrma_rma_outstanding(const struct amrma_ctx *ctx);
  */
 int amrma_rma_progress(struct amrma_rma *rma);
 
-/** Register the progress engine as an rte_service (the caller maps and starts it). */
+/**
+ * Register the progress engine as an rte_service (the caller maps and starts it). Map it to
+ * the service lcore that polls the progress context (see Threading above).
+ */
 int amrma_rma_service_register(struct amrma_rma *rma, uint32_t *service_id);
 
 struct amrma_copy_engine;

@@ -139,7 +139,8 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 	int ret;
 
 	if (c == NULL || out == NULL || c->dev == NULL || c->nb_ctx == 0 ||
-	    c->nb_ctx > c->dev->nb_queues || c->node_id >= c->max_nodes ||
+	    c->nb_ctx > c->dev->nb_queues || c->nb_ctx > AMRMA_WIRE_MAX_CTX ||
+	    c->node_id >= c->max_nodes ||
 	    c->window == 0 || c->window > RCV_WIN || c->max_ops == 0 ||
 	    c->rto_us == 0 || c->rto_max_us < c->rto_us ||
 	    c->ack_every == 0 || (unsigned int)c->csum > AMRMA_CSUM_OFF ||
@@ -223,9 +224,13 @@ amrma_node_destroy(struct amrma_node *node)
 	rte_free(node);
 }
 
-static int
-ctx_add_peer(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *mac,
-	     rte_be32_t ip, uint16_t nb_ctx)
+/*
+ * ctx's channels to a new peer, not yet linked in; NULL with *err on failure, leaving ctx
+ * as it was (its channel lists may have grown, their contents kept).
+ */
+static struct channel *
+ctx_peer_channels(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *mac,
+		  rte_be32_t ip, uint16_t nb_ctx, int *err)
 {
 	struct amrma_node *node = ctx->node;
 	int socket = node->dev->socket_id;
@@ -233,6 +238,7 @@ ctx_add_peer(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *ma
 	struct channel *arr, **all, **acks, **open;
 	uint16_t k;
 
+	*err = -ENOMEM;
 	arr = rte_zmalloc_socket(NULL, sizeof(*arr) * nb_ctx, RTE_CACHE_LINE_SIZE, socket);
 	all = rte_realloc_socket(ctx->all, sizeof(*all) * n, 0, socket);
 	if (all != NULL)
@@ -245,10 +251,15 @@ ctx_add_peer(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *ma
 		ctx->open_list = open;
 	if (arr == NULL || all == NULL || acks == NULL || open == NULL) {
 		rte_free(arr);
-		return -ENOMEM;
+		return NULL;
 	}
 	for (k = 0; k < nb_ctx; k++) {
 		struct channel *ch = &arr[k];
+		struct amrma_wire_fields f = {
+			.src_ctx = (uint8_t)ctx->idx, .dst_ctx = (uint8_t)k,
+			.src_node = node->conf.node_id, .dst_node = id,
+			.src_epoch = node->epoch,
+		};
 
 		ch->peer_node = id;
 		ch->peer_ctx = (uint8_t)k;
@@ -258,43 +269,49 @@ ctx_add_peer(struct amrma_ctx *ctx, uint16_t id, const struct rte_ether_addr *ma
 		ch->addr.src_ip = node->conf.ip;
 		ch->addr.dst_ip = ip;
 		ch->addr.udp_base = node->conf.udp_base;
-		{
-			struct amrma_wire_fields f = {
-				.src_ctx = (uint8_t)ctx->idx, .dst_ctx = (uint8_t)k,
-				.src_node = node->conf.node_id, .dst_node = id,
-				.src_epoch = node->epoch,
-			};
-
-			if (amrma_wire_tmpl_init(&ch->tmpl, &ch->addr, &f) != 0) {
-				rte_free(arr);
-				return -EINVAL;
-			}
+		if (amrma_wire_tmpl_init(&ch->tmpl, &ch->addr, &f) != 0) {
+			rte_free(arr);
+			*err = -EINVAL;
+			return NULL;
 		}
-		ctx->all[ctx->nb_chan++] = ch;
 	}
-	ctx->by_node[id] = arr;
-	ctx->peer_nb_ctx[id] = (uint8_t)nb_ctx;
-	return 0;
+	*err = 0;
+	return arr;
 }
 
 int
 amrma_node_add_peer(struct amrma_node *node, uint16_t id, const struct rte_ether_addr *mac,
 		    rte_be32_t ip, uint16_t nb_ctx)
 {
-	uint16_t i;
-	int ret;
+	struct channel **arr;
+	uint16_t i, k;
+	int ret = 0;
 
 	if (node == NULL || mac == NULL || id >= node->conf.max_nodes ||
 	    id == node->conf.node_id || nb_ctx == 0 || nb_ctx > AMRMA_WIRE_MAX_CTX)
 		return -EINVAL;
 	if (node->ctx[0].by_node[id] != NULL)
 		return -EEXIST;
+	arr = calloc(node->conf.nb_ctx, sizeof(*arr));
+	if (arr == NULL)
+		return -ENOMEM;
+	/* every context's channels first: a failure leaves the node without the peer */
+	for (i = 0; i < node->conf.nb_ctx && ret == 0; i++)
+		arr[i] = ctx_peer_channels(&node->ctx[i], id, mac, ip, nb_ctx, &ret);
 	for (i = 0; i < node->conf.nb_ctx; i++) {
-		ret = ctx_add_peer(&node->ctx[i], id, mac, ip, nb_ctx);
-		if (ret != 0)
-			return ret;
+		struct amrma_ctx *ctx = &node->ctx[i];
+
+		if (ret != 0) {
+			rte_free(arr[i]);
+			continue;
+		}
+		for (k = 0; k < nb_ctx; k++)
+			ctx->all[ctx->nb_chan++] = &arr[i][k];
+		ctx->by_node[id] = arr[i];
+		ctx->peer_nb_ctx[id] = (uint8_t)nb_ctx;
 	}
-	return 0;
+	free(arr);
+	return ret;
 }
 
 int

@@ -317,6 +317,17 @@ test_csum_modes(void **state)
 		c.tx_inline_max = TX_INLINE_MAX + 1;	/* beyond the store's entries */
 		assert_int_equal(amrma_node_create(&c, &bad), -EINVAL);
 		assert_null(bad);
+		c.tx_inline_max = 0;
+		/* more contexts than the wire can name, however many queues the port has */
+		{
+			struct amrma_net_dev many = h.n[0].dev;
+
+			many.nb_queues = AMRMA_WIRE_MAX_CTX + 1;
+			c.dev = &many;
+			c.nb_ctx = AMRMA_WIRE_MAX_CTX + 1;
+			assert_int_equal(amrma_node_create(&c, &bad), -EINVAL);
+			assert_null(bad);
+		}
 	}
 	h_destroy(&h);
 }

@@ -204,7 +204,11 @@ struct amrma_dgsp_info {
 	uint64_t mcopy_len;
 };
 
-/** Compile @p t into a new program the caller frees. */
+/**
+ * Compile @p t into a new program the caller frees. -E2BIG when the program would call
+ * deeper than AMRMA_DGSP_MAX_DEPTH (types nest up to AMRMA_DGSP_TYPE_MAX_DEPTH), -EOVERFLOW
+ * when a bound does not fit.
+ */
 int amrma_dgsp_compile(const struct amrma_dgsp_type *t, struct amrma_dgsp **out);
 /** Free a program returned by compile or load. NULL is ignored. */
 void amrma_dgsp_free(struct amrma_dgsp *p);

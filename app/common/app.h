@@ -33,6 +33,10 @@ struct app {
 	unsigned int nb_regions;
 	/* production layout: worker lcores poll contexts 1.., the main lcore context 0 */
 	bool workers;
+	/* rte_malloc'd memory of operations a stop signal cut short: the library may still
+	 * write into it until the node is destroyed, so it is freed after that */
+	void *abandoned[4];
+	unsigned int nb_abandoned;
 };
 
 struct app_rma_result {

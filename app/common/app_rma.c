@@ -56,6 +56,39 @@ struct sync_call {
 	uint64_t out[3];
 };
 
+/*
+ * After a stop signal an operation still in flight gets this long to finish. One that
+ * does not is left to the library, which writes its reply or failure later (at the latest
+ * when the node is destroyed): what it writes into must stay allocated.
+ */
+#define STOP_GRACE_S 1.0
+
+/* Memory an operation cut short may still use, for app_teardown() to free. */
+static void
+abandon(struct app *a, void *p)
+{
+	if (p != NULL && a->nb_abandoned < RTE_DIM(a->abandoned))
+		a->abandoned[a->nb_abandoned++] = p;
+}
+
+/* Poll until *done or, once stopped, until the grace period is over. */
+static bool
+poll_until(struct app *a, const bool *done)
+{
+	uint64_t end = 0;
+
+	while (!*done) {
+		if (app_stop) {
+			if (end == 0)
+				end = rte_rdtsc() + (uint64_t)(STOP_GRACE_S * rte_get_tsc_hz());
+			else if (rte_rdtsc() >= end)
+				return false;
+		}
+		app_poll(a);
+	}
+	return true;
+}
+
 static int
 region_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
 		     const struct amrma_am_msg *msg, void *arg)
@@ -125,34 +158,46 @@ app_settle(struct app *a, double timeout_s)
 	return amrma_node_quiesce(a->node, now < end ? (end - now) * US_PER_S / hz : 0);
 }
 
-/* A request whose reply we wait for (outside handlers only). */
+/*
+ * A request whose reply (up to 3 arguments, into out) we wait for, outside handlers. Its
+ * state is on the heap: a call cut short by a stop signal is abandoned to the library.
+ */
 static int
 call(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t h,
-     const uint64_t *args, unsigned int nargs, struct sync_call *c)
+     const uint64_t *args, unsigned int nargs, uint64_t out[3])
 {
+	struct sync_call *c = rte_zmalloc(NULL, sizeof(*c), 0);
 	int ret;
 
-	memset(c, 0, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
 	while ((ret = amrma_am_request(ctx, dst, h, args, nargs, NULL, 0, sync_done, c)) ==
-	       -EAGAIN)
+	       -EAGAIN && !app_stop)
 		app_poll(a);
-	if (ret != 0)
-		return ret;
-	while (!c->done && !app_stop)
-		app_poll(a);
-	return c->done ? c->status : -EINTR;
+	if (ret != 0) {
+		rte_free(c);
+		return ret == -EAGAIN ? -EINTR : ret;
+	}
+	if (!poll_until(a, &c->done)) {
+		abandon(a, c);	/* the request is still out */
+		return -EINTR;
+	}
+	ret = c->status;
+	memcpy(out, c->out, sizeof(c->out));
+	rte_free(c);
+	return ret;
 }
 
 int
 app_region_info(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t idx,
 		uint64_t *key, uint64_t *len)
 {
-	struct sync_call c;
-	int ret = call(a, ctx, dst, APP_H_REGION_INFO, &idx, 1, &c);
+	uint64_t out[3];
+	int ret = call(a, ctx, dst, APP_H_REGION_INFO, &idx, 1, out);
 
 	if (ret == 0) {
-		*key = c.out[0];
-		*len = c.out[1];
+		*key = out[0];
+		*len = out[1];
 	}
 	return ret;
 }
@@ -237,31 +282,38 @@ xorshift(uint64_t *s)
 int
 app_rma_wait(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
 {
+	uint64_t end = 0;
 	int status = 0, ret;
 
-	while ((ret = amrma_rma_test(ctx, req, &status)) == 0 && !app_stop)
+	while ((ret = amrma_rma_test(ctx, req, &status)) == 0) {
+		if (app_stop) {
+			if (end == 0)
+				end = rte_rdtsc() + (uint64_t)(STOP_GRACE_S * rte_get_tsc_hz());
+			else if (rte_rdtsc() >= end)
+				return -EINTR;	/* still in flight: its buffers must stay */
+		}
 		app_poll(a);
-	return ret == 1 ? status : (ret == 0 ? -EINTR : ret);
+	}
+	return ret == 1 ? status : ret;
 }
 
 int
 app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t count,
 	     struct app_rma_result *res, unsigned int *nb_res)
 {
-	struct sync_call c;
-	uint64_t key, rlen, max = 0, seed = 0x9e3779b97f4a7c15ull, idx = 0;
+	uint64_t key, rlen, max = 0, seed = 0x9e3779b97f4a7c15ull, idx = 0, out[3];
 	uint8_t *src, *back;
 	unsigned int s;
 	int ret;
 
 	*nb_res = 0;
-	ret = call(a, ctx, dst, APP_H_REGION_INFO, &idx, 1, &c);
+	ret = call(a, ctx, dst, APP_H_REGION_INFO, &idx, 1, out);
 	if (ret != 0) {
 		fprintf(stderr, "rma: the target has no region 0 (%s)\n", strerror(-ret));
 		return ret;
 	}
-	key = c.out[0];
-	rlen = c.out[1];
+	key = out[0];
+	rlen = out[1];
 	for (s = 0; s < a->cfg.nb_sizes; s++)
 		max = RTE_MAX(max, a->cfg.sizes[s]);
 	if (max + 64 > rlen) {
@@ -319,10 +371,10 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 			args[0] = 0;
 			args[1] = off;
 			args[2] = len;
-			ret = call(a, ctx, dst, APP_H_REGION_CRC, args, 3, &c);
+			ret = call(a, ctx, dst, APP_H_REGION_CRC, args, 3, out);
 			if (ret != 0)
 				break;
-			if (c.out[0] != crc) {
+			if (out[0] != crc) {
 				r->mismatches++;
 				continue;
 			}
@@ -351,7 +403,13 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 		if (ret != 0)
 			break;
 	}
-	rte_free(src);
-	rte_free(back);
+	/* a put or get cut short by a stop signal may still read src or place into back */
+	if (ret == -EINTR) {
+		abandon(a, src);
+		abandon(a, back);
+	} else {
+		rte_free(src);
+		rte_free(back);
+	}
 	return ret;
 }

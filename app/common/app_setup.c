@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_malloc.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -137,8 +138,10 @@ void
 app_teardown(struct app *a)
 {
 	app_rma_teardown(a);
-	amrma_node_destroy(a->node);
+	amrma_node_destroy(a->node);	/* fails what is still in flight */
 	a->node = NULL;
+	while (a->nb_abandoned != 0)
+		rte_free(a->abandoned[--a->nb_abandoned]);
 	amrma_net_close(&a->dev);
 	rte_eth_dev_stop(a->port_id);
 	rte_eth_dev_close(a->port_id);

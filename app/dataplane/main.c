@@ -74,22 +74,25 @@ stop_workers(void)
 	A.workers = false;
 }
 
-static void
+static int
 serve(void)
 {
 	struct amrma_idle idle = { .spin = A.cfg.idle_spin, .sleep_us = A.cfg.idle_sleep_us };
 	uint64_t end = A.cfg.duration_s > 0 ?
 		rte_rdtsc() + (uint64_t)(A.cfg.duration_s * rte_get_tsc_hz()) : UINT64_MAX;
+	int ret = 0;
 
 	if (A.cfg.layout == LAYOUT_PRODUCTION) {
-		if (launch_workers(0) == 0)
+		ret = launch_workers(0);
+		if (ret == 0)
 			while (!app_stop && rte_rdtsc() < end)
 				rte_delay_ms(10);
 		stop_workers();
-		return;
+		return ret;
 	}
 	while (!app_stop && rte_rdtsc() < end)
 		amrma_idle_step(&idle, amrma_node_poll(A.node, 32) + amrma_rma_progress(A.rma));
+	return 0;
 }
 
 static int
@@ -230,7 +233,7 @@ main(int argc, char **argv)
 	else if (A.cfg.role == ROLE_RMA)
 		ret = rma_initiate();
 	else
-		serve();
+		ret = serve();
 	leave();
 	printf("node %u counters:\n", A.cfg.node.node_id);
 	app_print_stats(A.node, "  ");

@@ -87,7 +87,8 @@ struct rma_rx {
 	uint64_t len;
 	uint64_t left;			/* bytes not yet placed */
 	struct amrma_region *ref;	/* target region (rendezvous put) */
-	uint32_t op;			/* rendezvous get: our op index */
+	uint32_t op;			/* rendezvous get: our op index... */
+	uint16_t op_gen;		/* ...and its generation */
 	uint64_t deadline;		/* TSC by which the next data must arrive */
 };
 

@@ -128,6 +128,10 @@ rget_done(struct amrma_ctx *ctx, void *arg, int status)
 	if (op == NULL || status == 0 || op->state != OP_DRAINING)
 		return;
 	i = (uint32_t)op->rid;
+	/* the data come from another context of the target: all of them may be in already,
+	 * the get then completes on the poll (withdrawn, its slot was reused before that) */
+	if (rc->rx[i].complete)
+		return;
 	/* refused: no data will come; withdraw the receive */
 	rx_abort(rc, i, status);
 	op_packet_done(rc, op, 0, status);
@@ -158,6 +162,7 @@ rndv_start(struct rma_ctx *rc, struct rma_op *op)
 	if (i < 0)
 		return -EAGAIN;
 	rc->rx[i].op = (uint32_t)(op - rc->ops);
+	rc->rx[i].op_gen = op->gen;
 	op->rid = (uint64_t)i;
 	args[4] = amrma_ctx_index(ctx);
 	args[5] = rx_id(rc, (uint32_t)i);
@@ -369,12 +374,18 @@ rndv_finish_rx(struct rma_ctx *rc)
 		uint32_t i = rc->rx_done[k];
 		struct rma_rx *rx = &rc->rx[i];
 		bool get = rx->ref == NULL;
-		uint32_t opi = rx->op;
+		struct rma_op *op = get ? &rc->ops[rx->op] : NULL;
 
+		/* only the receive that completed, and only its own get */
+		if (!rx->used || !rx->complete)
+			continue;
+		if (op != NULL && (op->gen != rx->op_gen || op->state != OP_DRAINING ||
+				   op->kind != OP_GET))
+			op = NULL;
 		amrma_tag_complete(rc->tags, rx->recv_id, 0);
 		rx_free(rc, i);
-		if (get && rc->ops[opi].state == OP_DRAINING && rc->ops[opi].kind == OP_GET)
-			op_packet_done(rc, &rc->ops[opi], rc->ops[opi].len, 0);
+		if (op != NULL)
+			op_packet_done(rc, op, op->len, 0);
 	}
 	return (int)n;
 }

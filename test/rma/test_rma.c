@@ -765,6 +765,128 @@ test_rendezvous_timeout(void **state)
 	h_destroy(&h2);
 }
 
+/* A fake target: records each RGET (tag, initiator context, receive) and refuses it. */
+static uint64_t rget_args[2][6];
+static unsigned int nb_rget;
+
+static int
+rget_refuse(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	if (nb_rget < 2 && msg->nargs >= 6)
+		memcpy(rget_args[nb_rget++], msg->args, sizeof(rget_args[0]));
+	return -EIO;
+}
+
+struct twice {
+	struct amrma_ctx *ctx;
+	uint8_t *buf;
+	uint32_t len;
+	int status[4];
+	unsigned int n;
+};
+
+/* the first get's completion starts a second one, as an application would */
+static void
+twice_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct twice *t = arg;
+
+	RTE_SET_USED(ctx);
+	if (ev != AMRMA_RMA_EV_DONE)
+		return;
+	if (t->n < RTE_DIM(t->status))
+		t->status[t->n] = status;
+	if (t->n++ == 0)
+		t->status[3] = amrma_rma_get(t->ctx, (struct amrma_ep){ .node = 1, .ctx = 1 }, 1,
+					     0, t->buf + t->len, t->len, AMRMA_RMA_F_RENDEZVOUS,
+					     twice_cb, t, NULL);
+}
+
+/* move every frame node from sent on queue q into node to's RX queue 0 */
+static void
+move_frames(struct harness *h, unsigned int from, unsigned int q, unsigned int to)
+{
+	struct rte_mbuf *m;
+
+	while (rte_ring_sc_dequeue(h->n[from].tx[q], (void **)&m) == 0)
+		if (rte_ring_sp_enqueue(h->n[to].rx[0], m) != 0)
+			rte_pktmbuf_free(m);
+}
+
+/*
+ * A rendezvous get's data come from the target's progress context, its RGET reply from
+ * the context that took the request. All data arrive, then in the same burst the reply
+ * fails the request. Before, the reply's error withdrew the receive that was already
+ * complete and ended the get with -EIO; the get its callback started took the freed
+ * receive slot, and the queued completion of the first one then ended that second get
+ * with success, with none of its data.
+ */
+static void
+test_rget_reply_after_data(void **state)
+{
+	const uint32_t len = 1000;
+	struct amrma_rma_conf rc;
+	struct amrma_tag_stats ts;
+	struct amrma_rma *rma;
+	struct harness h2;
+	struct twice t = { 0 };
+	uint8_t data[1000];
+	uint64_t args[4], end;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 2, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 100;
+	assert_int_equal(amrma_rma_create(h2.n[0].node, &rc, &rma), 0);
+	amrma_am_register(h2.n[1].node, AMRMA_RMA_H_RGET, rget_refuse, NULL);
+	nb_rget = 0;
+	t.ctx = h_ctx(&h2, 0, 0);
+	t.buf = dst;
+	t.len = len;
+	memset(dst, 0, 2 * len);
+	fill(data, len, 41);
+	/* to context 1 of the target: its reply travels apart from the data */
+	assert_int_equal(amrma_rma_get(t.ctx, (struct amrma_ep){ .node = 1, .ctx = 1 }, 1, 0,
+				       dst, len, AMRMA_RMA_F_RENDEZVOUS, twice_cb, &t, NULL), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (nb_rget == 0 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(nb_rget, 1);
+	/* the refusal waits in node 1's queue 1; the data go first, from context 0 */
+	args[0] = rget_args[0][3];
+	args[1] = 0;
+	args[2] = len;
+	args[3] = rget_args[0][5];
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 1, 0),
+		(struct amrma_ep){ .node = 0, .ctx = (uint8_t)rget_args[0][4] }, AMRMA_RMA_H_TDATA,
+		args, 4, data, (uint16_t)len, sent_cb, &sent), 0);
+	amrma_ctx_poll(h_ctx(&h2, 1, 0), 32);
+	move_frames(&h2, 1, 0, 0);
+	move_frames(&h2, 1, 1, 0);
+	amrma_ctx_poll(t.ctx, 32);	/* data and refusal in one burst */
+	/* the second get is refused (-EIO) the usual way */
+	while (t.n < 2 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	h_run_for(&h2, 150);
+	assert_int_equal(t.status[3], 0);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.status[0], 0);
+	assert_memory_equal(dst, data, len);
+	assert_int_equal(t.status[1], -EIO);
+	assert_int_equal(sent, 1);
+	assert_int_equal(rc_of(t.ctx)->nb_rx_used, 0);
+	assert_int_equal(amrma_rma_outstanding(t.ctx), 0);
+	amrma_tag_stats_get(rc_of(t.ctx)->tags, &ts);
+	assert_int_equal(ts.posted + ts.in_progress + ts.unexpected, 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
 /* poll node 0's contexts by hand (ctx 1 only when poll1), the rest as usual */
 static void
 step_ctx0(struct harness *h, struct amrma_rma **r, bool poll1)
@@ -1127,6 +1249,7 @@ main(void)
 		cmocka_unit_test(test_deregister_rndv_get),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_rendezvous_timeout),
+		cmocka_unit_test(test_rget_reply_after_data),
 		cmocka_unit_test(test_same_tag_two_contexts),
 		cmocka_unit_test(test_auto_protocol_thresholds),
 		cmocka_unit_test(test_faults),

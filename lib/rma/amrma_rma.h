@@ -79,8 +79,9 @@ struct amrma_rma_conf {
 	bool zero_copy;			/**< attach put payloads in EAL memory instead of copying */
 	uint32_t progress_ctx;		/**< context the progress engine sends from */
 	uint32_t rndv_timeout_ms;	/**< a rendezvous waiting this long without progress
-					 *   (no CTS, no data) fails with -ETIMEDOUT; so does a
-					 *   pipelined put waiting for its completion */
+					 *   (no CTS, no data) fails with -ETIMEDOUT; so do a
+					 *   pipelined put waiting for its completion and a
+					 *   target's tagged send whose chunks are not taken */
 	uint32_t completion_slots;	/**< target: pipelined puts counted at once per
 					 *   context (power of two); one beyond completes
 					 *   with -ENOSPC */

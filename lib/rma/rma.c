@@ -232,6 +232,9 @@ chunk_done(struct amrma_ctx *ctx, void *arg, int status)
 		}
 		return;
 	}
+	/* a tagged send's progress: its deadline moves on (rndv_expire) */
+	if (status == 0 && op->kind == OP_TSEND)
+		op->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rc->rma);
 	/* refused (e.g. the region went away): the chunks after it would be refused too */
 	if (status != 0 && op->state == OP_ISSUING) {
 		TAILQ_REMOVE(&rc->active, op, next);

@@ -400,7 +400,8 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 	for (i = 0; ops_in_use(rc) && i < rc->rma->conf.max_ops; i++) {
 		struct rma_op *op = &rc->ops[i];
 
-		if (op->proto != AMRMA_RMA_F_RENDEZVOUS || now < op->deadline)
+		if ((op->proto != AMRMA_RMA_F_RENDEZVOUS && op->kind != OP_TSEND) ||
+		    now < op->deadline)
 			continue;
 		if (op->state == OP_WAIT_CTS) {
 			rc->st.rndv_timeouts++;
@@ -412,6 +413,13 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 			rc->st.rndv_timeouts++;
 			rx_abort(rc, (uint32_t)op->rid, -ETIMEDOUT);
 			op_packet_done(rc, op, 0, -ETIMEDOUT);
+			n++;
+		} else if (op->kind == OP_TSEND && op->status == 0 &&
+			   (op->state == OP_ISSUING || op->state == OP_DRAINING)) {
+			/* a get's initiator that takes no chunk (gone quiet, or -EAGAIN for
+			 * ever): stop; the op and the region go once the chunks out are in */
+			rc->st.rndv_timeouts++;
+			op_fail(rc, op, -ETIMEDOUT);
 			n++;
 		}
 	}
@@ -469,6 +477,8 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 			return false;
 		op->tag = it->tag;
 		op->rid = it->recv_id;
+		/* each chunk the initiator takes moves it on (chunk_done) */
+		op->deadline = rte_rdtsc() + rndv_timeout_tsc(rma);
 		op->ref = it->ref;		/* released when the send completes */
 		it->ref = NULL;
 		op->zero_copy = rma->conf.zero_copy && op->len != 0;

@@ -377,6 +377,82 @@ test_duplicate_tag_rts(void **state)
 	free(mem);
 }
 
+static unsigned int tdata_seen;
+
+/* an initiator that is never ready for the data it asked for */
+static int
+tdata_again(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	(void)ctx;
+	(void)tok;
+	(void)msg;
+	(void)arg;
+	tdata_seen++;
+	return -EAGAIN;
+}
+
+/*
+ * A peer asks for a rendezvous get and answers every chunk of the target's tagged send
+ * with -EAGAIN. Before, the send retried forever: it kept its operation and its region,
+ * which no deregistration could release. Now it expires after rndv_timeout_ms without a
+ * chunk taken, like every other rendezvous wait.
+ */
+static void
+test_tsend_never_taken(void **state)
+{
+	const uint64_t len = 8192;
+	struct amrma_rma_conf rc;
+	struct amrma_rma_stats st;
+	struct amrma_region *reg;
+	struct amrma_ep to = { .node = 1 };
+	struct amrma_rma *rma;
+	struct harness h;
+	uint8_t *mem = calloc(1, 1 << 16);
+	uint64_t key, args[6], end;
+	int status = 1;
+
+	(void)state;
+	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 50;
+	assert_int_equal(amrma_rma_create(h.n[1].node, &rc, &rma), 0);
+	amrma_am_register(h.n[0].node, AMRMA_RMA_H_TDATA, tdata_again, NULL);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
+					       AMRMA_REGION_READ, &reg, &key), 0);
+	/* key, offset, length, tag, receiving context, receive */
+	args[0] = key;
+	args[1] = 0;
+	args[2] = len;
+	args[3] = UINT64_C(1) << 63;
+	args[4] = 0;
+	args[5] = 0;
+	tdata_seen = 0;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), to, AMRMA_RMA_H_RGET, args, 6, NULL,
+					  0, status_done, &status), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while ((status == 1 || tdata_seen < 100) && rte_get_tsc_cycles() < end) {
+		h_step(&h);
+		amrma_rma_progress(rma);
+	}
+	assert_int_equal(status, 0);
+	assert_true(tdata_seen >= 100);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&h, 1, 0)), 1);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 4;
+	while (rte_get_tsc_cycles() < end) {
+		h_step(&h);
+		amrma_rma_progress(rma);
+	}
+	amrma_rma_stats_get(h_ctx(&h, 1, 0), &st);
+	assert_true(st.rndv_timeouts >= 1);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&h, 1, 0)), 0);
+	/* nothing holds the region: released at once */
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h);
+	free(mem);
+}
+
 int
 main(void)
 {
@@ -384,6 +460,7 @@ main(void)
 		cmocka_unit_test(test_hostile_frames),
 		cmocka_unit_test(test_forged_get_reply),
 		cmocka_unit_test(test_duplicate_tag_rts),
+		cmocka_unit_test(test_tsend_never_taken),
 	};
 
 	/* AMRMA_TEST_SEED explores other inputs; the default keeps CI deterministic */

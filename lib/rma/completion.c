@@ -13,7 +13,8 @@
  * after a range check alone (no hash lookup, no reference count per chunk). A
  * deregistration meanwhile refuses the chunks that follow it, as a lookup would.
  * A table entry that sees no chunk for rndv_timeout_ms (the initiator died) is dropped; an
- * operation the table has no room for completes with -ENOSPC.
+ * operation the table has no room for completes with -ENOSPC, and the rest of its chunks
+ * are refused even when room frees up meanwhile.
  */
 #include <errno.h>
 #include <string.h>
@@ -34,29 +35,32 @@ track_hash(const struct rma_ctx *rc, struct amrma_ep src, uint64_t handle)
 	return (uint32_t)(k >> 32) & (rc->track_size - 1);
 }
 
-/*
- * The entry of (src, handle); a new one counts total bytes to come and holds the region
- * key names (one lookup for the operation). NULL when there is no room.
- */
+/* The entry of (src, handle), or NULL and in *room a free one it may take (or NULL). */
 static struct put_track *
-track_get(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, uint64_t total,
-	  uint64_t key)
+track_find(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, struct put_track **room)
 {
 	uint32_t h = track_hash(rc, src, handle), i;
-	struct put_track *t, *room = NULL;
+	struct put_track *t;
 
+	*room = NULL;
 	for (i = 0; i < TRACK_PROBE; i++) {
 		t = &rc->track[(h + i) & (rc->track_size - 1)];
 		if (!t->used) {
-			if (room == NULL)
-				room = t;
+			if (*room == NULL)
+				*room = t;
 			continue;
 		}
 		if (t->handle == handle && ep_same(t->src, src))
 			return t;
 	}
-	if (room == NULL)
-		return NULL;
+	return NULL;
+}
+
+/* A new entry: counts total bytes to come, holds the region key names (one lookup). */
+static struct put_track *
+track_new(struct rma_ctx *rc, struct put_track *room, struct amrma_ep src, uint64_t handle,
+	  uint64_t total, uint64_t key)
+{
 	room->used = true;
 	room->src = src;
 	room->handle = handle;
@@ -98,6 +102,58 @@ place(struct rma_ctx *rc, struct put_track *t, const struct amrma_am_msg *msg)
 	return rma_place_held(rc, t->ref, msg->args[1], msg);
 }
 
+/*
+ * A chunk of a put refused before: refused too, and counted off; the put is forgotten
+ * when its last byte came (its handle may come back in a later generation) or when
+ * none came for rndv_timeout_ms. False for a put not refused.
+ */
+static bool
+refused_chunk(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < RMA_MAX_REFUSED; i++) {
+		struct put_refused *r = &rc->refused[i];
+
+		if (r->left == 0)
+			continue;
+		if (now >= r->deadline) {
+			r->left = 0;
+			rc->nb_refused--;
+			continue;
+		}
+		if (r->handle != msg->args[3] || !ep_same(r->src, msg->src))
+			continue;
+		rc->st.completion_full++;
+		if (msg->len >= r->left) {
+			r->left = 0;
+			rc->nb_refused--;
+		} else {
+			r->left -= msg->len;
+			r->deadline = now + rndv_timeout_tsc(rc->rma);
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Remember a refused put whose other chunks are still to come (the oldest makes room). */
+static void
+refused_add(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t now)
+{
+	struct put_refused *r = &rc->refused[rc->refused_next];
+
+	if (msg->args[2] <= msg->len)
+		return;		/* all of it was in this chunk */
+	rc->refused_next = (rc->refused_next + 1) % RMA_MAX_REFUSED;
+	if (r->left == 0)
+		rc->nb_refused++;
+	r->src = msg->src;
+	r->handle = msg->args[3];
+	r->left = msg->args[2] - msg->len;
+	r->deadline = now + rndv_timeout_tsc(rc->rma);
+}
+
 /* A completion for the poll hook to send; lost (and counted) only when the queue is full. */
 static void
 done_push(struct rma_ctx *rc, struct amrma_ep to, uint64_t handle, int status)
@@ -120,7 +176,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	     void *arg)
 {
 	struct rma_ctx *rc = rc_of(ctx);
-	struct put_track *t;
+	struct put_track *t, *room;
 	int status;
 
 	RTE_SET_USED(tok);
@@ -129,17 +185,21 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		rc->st.bad_replies++;	/* no operation to answer */
 		return 0;
 	}
-	t = track_get(rc, msg->src, msg->args[3], msg->args[2], msg->args[0]);
+	t = track_find(rc, msg->src, msg->args[3], &room);
 	if (t == NULL) {
-		/* not counted, so not placed either: the operation fails as a whole, told
-		 * once (its other chunks in flight are refused quietly) */
-		rc->st.completion_full++;
-		if (msg->args[3] != rc->refused_handle || !ep_same(msg->src, rc->refused_src)) {
-			rc->refused_handle = msg->args[3];
-			rc->refused_src = msg->src;
+		/* a put refused before is refused to its end, room or not: its initiator
+		 * was told it failed, and the entry would never see the refused bytes */
+		if (rc->nb_refused != 0 && refused_chunk(rc, msg, amrma_ctx_now(ctx)))
+			return 0;
+		if (room == NULL) {
+			/* not counted, so not placed either: the operation fails as a whole,
+			 * told once (its other chunks in flight are refused quietly) */
+			rc->st.completion_full++;
+			refused_add(rc, msg, amrma_ctx_now(ctx));
 			done_push(rc, msg->src, msg->args[3], -ENOSPC);
+			return 0;
 		}
-		return 0;
+		t = track_new(rc, room, msg->src, msg->args[3], msg->args[2], msg->args[0]);
 	}
 	if (t->total != msg->args[2] || msg->len > t->left) {
 		/* chunks that do not add up to their operation: answer it now */
@@ -259,7 +319,9 @@ completion_init(struct rma_ctx *rc, uint32_t size, int socket)
 				       socket);
 	rc->done = rte_zmalloc_socket(NULL, sizeof(*rc->done) * size, RTE_CACHE_LINE_SIZE,
 				      socket);
-	return rc->track != NULL && rc->done != NULL ? 0 : -ENOMEM;
+	rc->refused = rte_zmalloc_socket(NULL, sizeof(*rc->refused) * RMA_MAX_REFUSED,
+					 RTE_CACHE_LINE_SIZE, socket);
+	return rc->track != NULL && rc->done != NULL && rc->refused != NULL ? 0 : -ENOMEM;
 }
 
 void
@@ -272,8 +334,10 @@ completion_cleanup(struct rma_ctx *rc)
 			track_free(rc, &rc->track[i]);
 	rte_free(rc->track);
 	rte_free(rc->done);
+	rte_free(rc->refused);
 	rc->track = NULL;
 	rc->done = NULL;
+	rc->refused = NULL;
 }
 
 void

@@ -137,8 +137,10 @@ struct rma_ctx {
 	uint32_t nb_track;
 	uint32_t done_head;
 	uint32_t nb_done;
-	uint64_t refused_handle;	/* the last put refused for want of room... */
-	struct amrma_ep refused_src;	/* ...and its initiator: told once */
+	/* puts refused for want of room, until all their bytes came (completion.c) */
+	struct put_refused *refused;
+	uint32_t nb_refused;		/* entries with bytes to come */
+	uint32_t refused_next;		/* the next entry to take (the oldest) */
 	struct amrma_rma_stats st;
 };
 
@@ -155,6 +157,19 @@ struct put_track {
 	struct amrma_region *ref;	/* ...held for the operation (NULL: unknown key):
 					 * one lookup, not one per chunk */
 };
+
+/*
+ * target: a put refused for want of a table entry; its other chunks are refused too
+ * (its initiator was told it failed), also once an entry has freed up
+ */
+struct put_refused {
+	struct amrma_ep src;
+	uint64_t handle;
+	uint64_t left;			/* bytes still to come (0: entry free) */
+	uint64_t deadline;		/* TSC: forgotten if no chunk comes by then */
+};
+
+#define RMA_MAX_REFUSED 64		/* refused puts remembered per context */
 
 /* target: a completion waiting to be sent */
 struct put_done {

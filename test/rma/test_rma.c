@@ -660,6 +660,105 @@ test_put_completion(void **state)
 	h_destroy(&h2);
 }
 
+/* completions node 1 sent for hand-made puts: (handle, status) */
+static uint64_t dones[8][2];
+static unsigned int nb_dones;
+
+static int
+done_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	     void *arg)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	if (nb_dones < RTE_DIM(dones) && msg->nargs >= 2) {
+		dones[nb_dones][0] = msg->args[0];
+		dones[nb_dones][1] = msg->args[1];
+		nb_dones++;
+	}
+	return 0;
+}
+
+/* one 16-byte chunk of a one-way put, by hand */
+static void
+put1_chunk(struct amrma_ctx *c, uint64_t key, uint64_t off, uint64_t total, uint64_t handle,
+	   int *sent)
+{
+	uint64_t a[4] = { key, off, total, handle };
+
+	assert_int_equal(amrma_am_send(c, (struct amrma_ep){ .node = 1 }, AMRMA_RMA_H_PUT1, a, 4,
+				       src + off, 16, sent_cb, sent), 0);
+}
+
+/*
+ * A put refused for want of a completion entry (-ENOSPC) stays refused: here put B's
+ * first chunk finds the one entry taken by A, A then completes, and B's later chunks find
+ * room. Before, they took a fresh entry and were placed after B's initiator had been told
+ * it failed, and the entry, never complete, lingered until it expired. The refusal is
+ * forgotten once all the put's bytes came: its handle counts again.
+ */
+static void
+test_refused_put_stays_refused(void **state)
+{
+	const uint64_t ha = UINT64_C(1) << 63 | 1, hb = UINT64_C(1) << 63 | 2;
+	struct amrma_rma_conf rc;
+	struct amrma_rma_stats s0, s1;
+	struct amrma_region *reg;
+	struct amrma_ctx *c0;
+	struct amrma_rma *rma;
+	struct harness h2;
+	uint64_t key, end, i;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.completion_slots = 1;
+	assert_int_equal(amrma_rma_create(h2.n[1].node, &rc, &rma), 0);
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
+	nb_dones = 0;
+	c0 = h_ctx(&h2, 0, 0);
+	memset(target, 0, 8192);
+	fill(src, 8192, 51);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+	/* A: 32 bytes at 0; B: 48 bytes at 4096; in order A0 B0 A1 B1 B2 (B's refusal
+	 * sent before A's completion: the queue of completions holds completion_slots) */
+	put1_chunk(c0, key, 0, 32, ha, &sent);
+	put1_chunk(c0, key, 4096, 48, hb, &sent);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (nb_dones < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	put1_chunk(c0, key, 16, 32, ha, &sent);
+	put1_chunk(c0, key, 4096 + 16, 48, hb, &sent);
+	put1_chunk(c0, key, 4096 + 32, 48, hb, &sent);
+	while ((sent < 5 || nb_dones < 2) && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	h_run_for(&h2, 20);
+	assert_int_equal(sent, 5);
+	assert_int_equal(nb_dones, 2);
+	assert_true(dones[0][0] == hb && (int)(int64_t)dones[0][1] == -ENOSPC);
+	assert_true(dones[1][0] == ha && dones[1][1] == 0);
+	assert_memory_equal(target, src, 32);
+	for (i = 4096; i < 8192; i++)
+		if (target[i] != 0)
+			fail_msg("byte %" PRIu64 " of a refused put was placed", i);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	assert_int_equal(s1.completion_full - s0.completion_full, 3);
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
+	/* all of B came: its handle is free again (a later generation may repeat it) */
+	put1_chunk(c0, key, 4096, 16, hb, &sent);
+	while ((sent < 6 || nb_dones < 3) && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(nb_dones, 3);
+	assert_true(dones[2][0] == hb && dones[2][1] == 0);
+	assert_memory_equal(target + 4096, src + 4096, 16);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
 /* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
  * its size are refused (-EBUSY), then everything completes once progress resumes. */
 static void
@@ -1241,6 +1340,7 @@ main(void)
 		cmocka_unit_test(test_zero_copy_and_events),
 		cmocka_unit_test(test_zero_copy_port_holds_frames),
 		cmocka_unit_test(test_put_completion),
+		cmocka_unit_test(test_refused_put_stays_refused),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),

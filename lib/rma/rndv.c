@@ -503,7 +503,9 @@ amrma_rma_progress(struct amrma_rma *rma)
 
 	if (rma->nb_pending == 0 && rte_ring_empty(rma->queue))
 		return 0;	/* the common case: nothing queued, nothing refused */
-	/* what the AM layer refused last time goes first, in order */
+	/* what could not be served last time is tried first; each item names its own
+	 * receive or op, so one refused again holds up none behind it (a RECV_DONE frees
+	 * the receive a POST_RECV may be waiting for) */
 	for (k = 0; k < rma->nb_pending; k++) {
 		if (serve(rma, rma->pending[k])) {
 			rte_mempool_put(rma->rq_pool, rma->pending[k]);

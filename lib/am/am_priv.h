@@ -135,13 +135,7 @@ struct amrma_ctx {
 	 */
 	struct rte_mbuf *tok_mbuf;	/* the request's frame, if it can carry the reply */
 	bool reply_pend;
-	/*
-	 * A request is accepted (and acknowledged) only with an mbuf set aside for each of
-	 * its frame's replies: with the pool empty, a reply would otherwise be lost and its
-	 * operation wait for ever. Replies take from here when the pool has none.
-	 */
-	uint8_t nb_reply_spare;
-	struct rte_mbuf *reply_spare[AMRMA_WIRE_MAX_BUNDLE];
+	uint8_t nb_reply_spare;		/* reply_spare[] below */
 	struct {
 		uint16_t handler;
 		uint8_t nargs;
@@ -175,6 +169,13 @@ struct amrma_ctx {
 	struct rte_mbuf *tx[TX_BUF];
 	struct rx_ack rx_acks[RX_BURST];	/* of the frames being handled (chan_acks_apply) */
 	uint32_t nb_rx_acks;
+	/*
+	 * A request is accepted (and acknowledged) only with an mbuf set aside for each of
+	 * its frame's replies: with the pool empty, a reply would otherwise be lost and its
+	 * operation wait for ever. Replies take from here when the pool has none. At the
+	 * end, with the other large arrays: the fields above keep their cache lines.
+	 */
+	struct rte_mbuf *reply_spare[AMRMA_WIRE_MAX_BUNDLE];
 	/* payloads split across segments; whole coalesced frames that arrived in several */
 	uint8_t scratch[AMRMA_WIRE_HDR_LEN + 8 * AMRMA_WIRE_MAX_ARGS + AMRMA_WIRE_MAX_PAYLOAD];
 } __rte_cache_aligned;

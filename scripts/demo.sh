@@ -21,6 +21,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM	# Ctrl-C stops the run (cleanup on the way out)
 
 # One busy-polling process per CPU: two pollers sharing a CPU cost milliseconds per round
 # trip. On a single CPU both share it and back off when idle.

@@ -14,6 +14,7 @@ PKGS=(
 	tshark						# Wireshark dissector test
 	gnuplot-nox					# bench plots
 	valgrind					# memory checking (scripts/test.sh --valgrind)
+	iproute2 procps					# veth pairs and sysctl (af_packet test)
 	"$@"
 )
 
@@ -29,5 +30,7 @@ echo "setup: installing ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# through sudo the environment is reset: hand the frontend setting over explicitly
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	"${missing[@]}" >/dev/null

@@ -17,7 +17,7 @@ if [ "${1:-}" = --rounds ]; then
 	rounds=$2
 	shift 2
 fi
-[ $# -ge 2 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 bin_a=$1
 bin_b=$2
 shift 2

@@ -28,13 +28,14 @@ counter() {
 }
 
 # rm_rundirs TAG SUFFIX...: remove the EAL run directories of prefixes TAG_SUFFIX. EAL
-# makes /var/run/dpdk/PREFIX (or $XDG_RUNTIME_DIR/dpdk/PREFIX) even with --no-shconf; our
-# applications remove theirs at exit, testpmd and a process that was killed do not
+# makes /var/run/dpdk/PREFIX as root, else $XDG_RUNTIME_DIR/dpdk/PREFIX or, without that,
+# /tmp/dpdk/PREFIX, even with --no-shconf; our applications remove theirs at exit, testpmd
+# and a process that was killed do not
 rm_rundirs() {
 	local tag=$1 s
 	shift
 	for s in "$@"; do
 		rm -rf "/var/run/dpdk/${tag}_$s" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/${tag}_$s" \
-			2>/dev/null || true
+			"/tmp/dpdk/${tag}_$s" 2>/dev/null || true
 	done
 }

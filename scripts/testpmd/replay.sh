@@ -40,7 +40,7 @@ tag=amrma_rp_$$
 target_pid=""
 testpmd_pid=""
 cleanup() {
-	exec 3>&- 2>/dev/null || true
+	{ exec 3>&-; } 2>/dev/null || true	# the braces: not stderr for good
 	stop_pids "$testpmd_pid" "$target_pid"
 	rm_rundirs "$tag" t p e
 	if [ "$keep" = "--keep" ]; then
@@ -50,6 +50,7 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM	# Ctrl-C stops the run (cleanup on the way out)
 # a write to testpmd's command pipe after it exited fails (and is reported below) instead
 # of killing the script with SIGPIPE
 trap '' PIPE
@@ -115,12 +116,11 @@ replay() {	# name, pcapgen options...
 		<"$tmp/tp.in" >"$tmp/$name.testpmd.log" 2>&1 &
 	testpmd_pid=$!
 	exec 3>"$tmp/tp.in"
-	# the target's end of the link is up first; testpmd's a message later
-	if ! $check wait-link "${tag}_t" 0 20; then
+	# the target's end of the link is up first; testpmd's (its port 1) a message later
+	if ! $check wait-link "${tag}_t" 0 20 || ! $check wait-link "${tag}_p" 1 20; then
 		echo "FAIL $name: the memif link did not come up"
 		status=1
 	fi
-	sleep 0.5
 	echo start >&3 || { echo "FAIL $name: testpmd reads no commands"; status=1; }
 	if ! $check wait-replay "${tag}_t" "$tmp/$name.before.json" "$tmp/$name.json" 30; then
 		echo "FAIL $name: the target did not count every frame"

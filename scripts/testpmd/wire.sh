@@ -48,12 +48,13 @@ tag=amrma_wi_$$
 target_pid=""
 testpmd_pid=""
 cleanup() {
-	exec 3>&- 2>/dev/null || true
+	{ exec 3>&-; } 2>/dev/null || true	# the braces: not stderr for good
 	stop_pids "$testpmd_pid" "$target_pid"
 	rm_rundirs "$tag" t i p
 	if [ -n "$keep" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM	# Ctrl-C stops the run (cleanup on the way out)
 
 # Three busy pollers, two CPUs: testpmd's forwarding lcore gets CPU 0 to itself (its main
 # lcore sits blocked on the prompt); both dataplanes share CPU 1 and back off when idle.
@@ -98,11 +99,14 @@ workload_am_echo() {
 		cat "$tmp/initiator.log"
 		return 1
 	fi
-	json=$(grep '^{' "$tmp/initiator.log")
+	# called as `workload_am_echo || status=1`, so set -e is off in here: every
+	# check returns its failure itself
+	json=$(grep '^{' "$tmp/initiator.log") || { echo "FAIL: no JSON summary"; return 1; }
 	echo "  initiator: $json"
 	python3 -c 'import json, sys
 r = json.loads(sys.argv[1]); n = int(sys.argv[2])
-assert r["completed"] == n and r["verified"] == n and r["errors"] == 0, r' "$json" "$count"
+assert r["completed"] == n and r["verified"] == n and r["errors"] == 0, r' "$json" "$count" ||
+		return 1
 	expect_handled=$count
 }
 

@@ -150,7 +150,7 @@ else
 	echo "FAIL: initiator"
 	status=1
 fi
-kill -INT "$dumpcap_pid" 2>/dev/null
+kill -INT "$dumpcap_pid" 2>/dev/null || true	# it may have stopped on its own
 wait "$dumpcap_pid" || { echo "FAIL: dpdk-dumpcap exit status $?"; status=1; }
 sed -n '/^Packets/p' "$tmp/dumpcap.log" | tail -2
 stop_pid "$target_pid" || { echo "FAIL: node 0 did not exit cleanly"; status=1; }

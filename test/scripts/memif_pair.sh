@@ -20,6 +20,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM	# Ctrl-C stops the run (cleanup on the way out)
 eal=(--no-huge --no-pci --no-shconf -m 256 --log-level lib.eal:error --log-level pmd.net.memif:error)
 cpu_i=$(( $(nproc) > 1 ? 1 : 0 ))
 backoff=()

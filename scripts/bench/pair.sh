@@ -33,7 +33,7 @@ pair_stop() {
 }
 
 pair_run() {
-	local log=$1 server=() sp cp i src crc
+	local log=$1 server=() sp cp i src crc end
 	shift
 	while [ "$1" != ::: ]; do server+=("$1"); shift; done
 	shift
@@ -41,7 +41,7 @@ pair_run() {
 	sp=$!
 	pair_pids=("$sp")
 	for i in $(seq 100); do
-		grep -qs ready "$log.server" && break
+		grep -qsE '^amrma-perf: node [0-9]+ ready' "$log.server" && break
 		if ! kill -0 "$sp" 2>/dev/null; then
 			echo "pair: server exited before it was ready:" >&2
 			tail -20 "$log.server" >&2
@@ -51,7 +51,7 @@ pair_run() {
 		fi
 		sleep 0.1
 	done
-	if ! grep -qs ready "$log.server"; then
+	if ! grep -qsE '^amrma-perf: node [0-9]+ ready' "$log.server"; then
 		echo "pair: server not ready after 10 s:" >&2
 		tail -20 "$log.server" >&2
 		pair_stop "$sp"
@@ -61,7 +61,13 @@ pair_run() {
 	"$@" >"$log.out" 2>"$log.err" &
 	cp=$!
 	pair_pids+=("$cp")
+	# a client that hangs is stopped after PAIR_CLIENT_TIMEOUT_S (and fails the run)
+	end=$((SECONDS + ${PAIR_CLIENT_TIMEOUT_S:-900}))
 	while kill -0 "$cp" 2>/dev/null && ! grep -qs '^amrma-perf: done' "$log.err"; do
+		if [ $SECONDS -ge $end ]; then
+			echo "pair: client still running after ${PAIR_CLIENT_TIMEOUT_S:-900} s" >&2
+			break
+		fi
 		sleep 0.05
 	done
 	pair_stop "$sp"

@@ -214,6 +214,9 @@ amrma_node_destroy(struct amrma_node *node)
 	if (node->has_service) {
 		rte_service_runstate_set(node->service_id, 0);
 		rte_service_component_runstate_set(node->service_id, 0);
+		/* an iteration under way on a service lcore still uses the node */
+		while (rte_service_may_be_active(node->service_id) == 1)
+			rte_pause();
 		rte_service_component_unregister(node->service_id);
 	}
 	for (i = 0; node->ctx != NULL && i < node->conf.nb_ctx; i++)

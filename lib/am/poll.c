@@ -212,7 +212,9 @@ node_poll_here(const struct amrma_node *node)
 
 	if (node == NULL)
 		return -EINVAL;
-	if (node->has_service && rte_service_runstate_get(node->service_id) == 1)
+	/* stopped is not enough: a service lcore may still be inside an iteration */
+	if (node->has_service && (rte_service_runstate_get(node->service_id) == 1 ||
+				  rte_service_may_be_active(node->service_id) == 1))
 		return -EBUSY;
 	for (i = 0; i < node->conf.nb_ctx; i++)
 		if (node->ctx[i].in_poll)

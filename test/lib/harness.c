@@ -33,17 +33,39 @@ h_eal_init(const char *prefix)
 void
 h_eal_init_vdev(const char *prefix, const char *vdev)
 {
-	char pfx[64], vd[64];
+	h_eal_init_lcores(prefix, vdev, "0", NULL);
+}
+
+void
+h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
+		  const char *service_lcores)
+{
+	char pfx[64], vd[64], lc[64], sl[64];
 	char *argv[] = { "test", "--no-huge", "--no-pci", "--no-shconf", "-m", "1024",
 			 "--file-prefix", pfx, "--log-level", "lib.eal:error",
-			 "--log-level", "lib.amrma.*:error", "-l", "0", "--vdev", vd, NULL };
-	int argc = (int)RTE_DIM(argv) - 1 - (vdev == NULL ? 2 : 0);
+			 "--log-level", "lib.amrma.*:error", "-l", lc, "-S", sl, "--vdev", vd,
+			 NULL };
+	int argc = 0;
+	char *args[RTE_DIM(argv)];
+	unsigned int i;
 
 	if (eal_done)
 		return;
 	snprintf(pfx, sizeof(pfx), "%s_%d", prefix, (int)getpid());
 	snprintf(vd, sizeof(vd), "%s", vdev ? vdev : "");
-	if (rte_eal_init(argc, argv) < 0) {
+	snprintf(lc, sizeof(lc), "%s", lcores);
+	snprintf(sl, sizeof(sl), "%s", service_lcores ? service_lcores : "");
+	/* the options whose value is not given are left out */
+	for (i = 0; argv[i] != NULL; i++) {
+		if ((argv[i + 1] == sl && service_lcores == NULL) ||
+		    (argv[i + 1] == vd && vdev == NULL)) {
+			i++;
+			continue;
+		}
+		args[argc++] = argv[i];
+	}
+	args[argc] = NULL;
+	if (rte_eal_init(argc, args) < 0) {
 		fprintf(stderr, "rte_eal_init failed\n");
 		exit(1);
 	}

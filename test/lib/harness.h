@@ -57,6 +57,9 @@ void h_eal_init(const char *prefix);
 
 /** The same with one extra --vdev (e.g. "dma_skeleton"). */
 void h_eal_init_vdev(const char *prefix, const char *vdev);
+/** The same with EAL lcores (-l) and service lcores (-S, NULL: none). */
+void h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
+		       const char *service_lcores);
 
 /** Set conf defaults used by tests (small timers so loss recovers quickly). */
 void h_conf(struct amrma_node_conf *c);

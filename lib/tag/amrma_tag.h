@@ -214,8 +214,9 @@ typedef void (*amrma_tag_msg_cb_t)(const struct amrma_tag_msg *msg, void *arg);
  * source (their callbacks run with -ECANCELED). Receives for AMRMA_TAG_ANY_SRC stay, and
  * matched receives complete normally.
  *
- * @param msg_cb  optional: called for each dropped message, to release its cookie; it must
- *   not call into the engine (receive callbacks may, as everywhere else)
+ * @param msg_cb  optional: called for each dropped message, to release its cookie; it may
+ *   call into the engine, as receive callbacks may (every message to drop is off the queue
+ *   before the first call, so a message queued meanwhile stays)
  * @return the number of messages dropped plus receives cancelled, or -EINVAL.
  */
 int amrma_tag_purge_src(struct amrma_tag_engine *e, uint32_t src, amrma_tag_msg_cb_t msg_cb,

@@ -434,24 +434,35 @@ int
 amrma_tag_purge_src(struct amrma_tag_engine *e, uint32_t src, amrma_tag_msg_cb_t msg_cb,
 		    void *arg)
 {
+	struct unexp_list purged = TAILQ_HEAD_INITIALIZER(purged);
 	struct unexp_entry *ue, *next;
+	struct amrma_tag_msg msg;
 	int n = 0;
 	uint32_t i;
 
 	if (e == NULL || src == AMRMA_TAG_ANY_SRC)
 		return -EINVAL;
+	/*
+	 * Unlink them all before any callback runs: a callback may call into the engine and
+	 * take or drop the message a walk would visit next.
+	 */
 	for (ue = TAILQ_FIRST(&e->unexpected); ue != NULL; ue = next) {
 		next = TAILQ_NEXT(ue, next);
-		struct amrma_tag_msg msg = ue->msg;
-
-		if (msg.src != src)
+		if (ue->msg.src != src)
 			continue;
 		unexp_unlink(e, ue);
-		TAILQ_INSERT_HEAD(&e->unexp_free, ue, next);
+		TAILQ_INSERT_TAIL(&purged, ue, next);
 		n++;
+	}
+	/* Each entry is free again before its callback, which may queue a new message. */
+	while ((ue = TAILQ_FIRST(&purged)) != NULL) {
+		TAILQ_REMOVE(&purged, ue, next);
+		msg = ue->msg;
+		TAILQ_INSERT_HEAD(&e->unexp_free, ue, next);
 		if (msg_cb != NULL)
 			msg_cb(&msg, arg);
 	}
+	/* By index, not by list: receive callbacks may post or cancel receives. */
 	for (i = 0; i < e->cfg.max_posted; i++)
 		if (e->recvs[i].state == RECV_POSTED && e->recvs[i].r.src == src) {
 			amrma_tag_cancel(e, recv_id(e, &e->recvs[i]));

@@ -114,6 +114,12 @@ int app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint
 /** Register /amrma/stats, /amrma/peers, /amrma/contexts for dpdk-telemetry.py. */
 int app_telemetry_init(struct app *a);
 
+/**
+ * Make the commands answer empty from now on; waits for one reading the app to finish.
+ * app_teardown() calls it before it destroys anything.
+ */
+void app_telemetry_detach(void);
+
 /** Print non-zero counters, one per line, with a prefix. */
 void app_print_stats(const struct amrma_node *node, const char *prefix);
 

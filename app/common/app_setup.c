@@ -137,6 +137,7 @@ app_setup(struct app *a)
 void
 app_teardown(struct app *a)
 {
+	app_telemetry_detach();	/* telemetry threads read the node and the engine */
 	app_rma_teardown(a);
 	amrma_node_destroy(a->node);	/* fails what is still in flight */
 	a->node = NULL;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rte_telemetry commands: read with dpdk-telemetry.py (e.g. /amrma/stats). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,30 @@
 
 #include "app.h"
 
+/*
+ * The commands run on DPDK's telemetry threads, which outlive the node (22.11 cannot
+ * unregister a command): each reads the app under tel_lock, and app_telemetry_detach()
+ * takes it to clear tel_app before anything is destroyed. The lcores need no lock: the
+ * commands read what setup fixed (configuration, context array, region table) and counters,
+ * never a list the lcores change.
+ */
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct app *tel_app;
+
+typedef int (*tel_read_t)(struct app *a, const char *params, struct rte_tel_data *d);
+
+static int
+tel_locked(tel_read_t fn, const char *params, struct rte_tel_data *d)
+{
+	int ret = 0;
+
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&tel_lock);
+	if (tel_app != NULL)
+		ret = fn(tel_app, params, d);
+	pthread_mutex_unlock(&tel_lock);
+	return ret;
+}
 
 static void
 add_stat(const char *name, uint64_t v, void *arg)
@@ -18,65 +42,56 @@ add_stat(const char *name, uint64_t v, void *arg)
 }
 
 static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+read_stats(struct app *a, const char *params, struct rte_tel_data *d)
 {
 	struct amrma_am_stats st;
 
-	(void)cmd;
-	rte_tel_data_start_dict(d);
-	if (tel_app == NULL || tel_app->node == NULL)
+	if (a->node == NULL)
 		return 0;
 	if (params != NULL && *params != '\0') {
-		struct amrma_ctx *ctx = amrma_node_ctx(tel_app->node,
-						       (uint16_t)strtoul(params, NULL, 0));
+		struct amrma_ctx *ctx = amrma_node_ctx(a->node, (uint16_t)strtoul(params, NULL, 0));
 
 		if (ctx == NULL)
 			return -EINVAL;
 		amrma_ctx_stats_get(ctx, &st);
 	} else {
-		amrma_node_stats_get(tel_app->node, &st);
+		amrma_node_stats_get(a->node, &st);
 	}
 	amrma_am_stats_foreach(&st, add_stat, d);
 	return 0;
 }
 
 static int
-tel_contexts(const char *cmd, const char *params, struct rte_tel_data *d)
+read_contexts(struct app *a, const char *params, struct rte_tel_data *d)
 {
 	uint16_t i;
 
-	(void)cmd;
 	(void)params;
-	rte_tel_data_start_dict(d);
-	if (tel_app == NULL || tel_app->node == NULL)
+	if (a->node == NULL)
 		return 0;
-	rte_tel_data_add_dict_u64(d, "node_id", amrma_node_id(tel_app->node));
-	rte_tel_data_add_dict_u64(d, "contexts", amrma_node_nb_ctx(tel_app->node));
-	rte_tel_data_add_dict_u64(d, "port", tel_app->port_id);
-	rte_tel_data_add_dict_u64(d, "hw_steering", tel_app->dev.hw_steering);
-	rte_tel_data_add_dict_u64(d, "udp_csum", amrma_node_csum(tel_app->node));
-	for (i = 0; i < amrma_node_nb_ctx(tel_app->node); i++) {
+	rte_tel_data_add_dict_u64(d, "node_id", amrma_node_id(a->node));
+	rte_tel_data_add_dict_u64(d, "contexts", amrma_node_nb_ctx(a->node));
+	rte_tel_data_add_dict_u64(d, "port", a->port_id);
+	rte_tel_data_add_dict_u64(d, "hw_steering", a->dev.hw_steering);
+	rte_tel_data_add_dict_u64(d, "udp_csum", amrma_node_csum(a->node));
+	for (i = 0; i < amrma_node_nb_ctx(a->node); i++) {
 		char key[32];
 
 		snprintf(key, sizeof(key), "ctx%u_outstanding", i);
 		rte_tel_data_add_dict_u64(d, key,
-			amrma_ctx_outstanding(amrma_node_ctx(tel_app->node, i)));
+			amrma_ctx_outstanding(amrma_node_ctx(a->node, i)));
 	}
 	return 0;
 }
 
 static int
-tel_peers(const char *cmd, const char *params, struct rte_tel_data *d)
+read_peers(struct app *a, const char *params, struct rte_tel_data *d)
 {
 	unsigned int i;
 
-	(void)cmd;
 	(void)params;
-	rte_tel_data_start_dict(d);
-	if (tel_app == NULL)
-		return 0;
-	for (i = 0; i < tel_app->cfg.nb_peer; i++) {
-		const struct app_peer *p = &tel_app->cfg.peer[i];
+	for (i = 0; i < a->cfg.nb_peer; i++) {
+		const struct app_peer *p = &a->cfg.peer[i];
 		char key[32], val[64], mac[RTE_ETHER_ADDR_FMT_SIZE];
 		const uint8_t *ip = (const uint8_t *)&p->ip;
 
@@ -90,18 +105,16 @@ tel_peers(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_regions(const char *cmd, const char *params, struct rte_tel_data *d)
+read_regions(struct app *a, const char *params, struct rte_tel_data *d)
 {
 	struct amrma_region_stats rs;
 	unsigned int i;
 
-	(void)cmd;
 	(void)params;
-	rte_tel_data_start_dict(d);
-	if (tel_app == NULL || tel_app->rma == NULL)
+	if (a->rma == NULL)
 		return 0;
-	for (i = 0; i < tel_app->nb_regions; i++) {
-		const struct app_region *r = &tel_app->cfg.region[i];
+	for (i = 0; i < a->nb_regions; i++) {
+		const struct app_region *r = &a->cfg.region[i];
 		char key[48], val[96];
 
 		/* keys are secrets: telemetry shows that a region exists, not its key */
@@ -111,7 +124,7 @@ tel_regions(const char *cmd, const char *params, struct rte_tel_data *d)
 			 r->perm & AMRMA_REGION_WRITE ? "w" : "");
 		rte_tel_data_add_dict_string(d, key, val);
 	}
-	amrma_region_stats_get(amrma_rma_regions(tel_app->rma), &rs);
+	amrma_region_stats_get(amrma_rma_regions(a->rma), &rs);
 	rte_tel_data_add_dict_u64(d, "lookups", rs.lookups);
 	rte_tel_data_add_dict_u64(d, "bad_key", rs.bad_key);
 	rte_tel_data_add_dict_u64(d, "out_of_range", rs.out_of_range);
@@ -121,19 +134,17 @@ tel_regions(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_rma(const char *cmd, const char *params, struct rte_tel_data *d)
+read_rma(struct app *a, const char *params, struct rte_tel_data *d)
 {
 	struct amrma_rma_stats st, sum = { 0 };
 	uint16_t i;
 	size_t k;
 
-	(void)cmd;
 	(void)params;
-	rte_tel_data_start_dict(d);
-	if (tel_app == NULL || tel_app->node == NULL)
+	if (a->node == NULL)
 		return 0;
-	for (i = 0; i < amrma_node_nb_ctx(tel_app->node); i++) {
-		amrma_rma_stats_get(amrma_node_ctx(tel_app->node, i), &st);
+	for (i = 0; i < amrma_node_nb_ctx(a->node); i++) {
+		amrma_rma_stats_get(amrma_node_ctx(a->node, i), &st);
 		for (k = 0; k < sizeof(st) / sizeof(uint64_t); k++)
 			((uint64_t *)&sum)[k] += ((const uint64_t *)&st)[k];
 	}
@@ -146,12 +157,49 @@ tel_rma(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_locked(read_stats, params, d);
+}
+
+static int
+tel_contexts(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_locked(read_contexts, params, d);
+}
+
+static int
+tel_peers(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_locked(read_peers, params, d);
+}
+
+static int
+tel_regions(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_locked(read_regions, params, d);
+}
+
+static int
+tel_rma(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	return tel_locked(read_rma, params, d);
+}
+
 int
 app_telemetry_init(struct app *a)
 {
 	int ret;
 
+	pthread_mutex_lock(&tel_lock);
 	tel_app = a;
+	pthread_mutex_unlock(&tel_lock);
 	ret = rte_telemetry_register_cmd("/amrma/stats", tel_stats,
 		"amrma AM counters, summed over contexts. Parameters: int context (optional)");
 	ret |= rte_telemetry_register_cmd("/amrma/contexts", tel_contexts,
@@ -161,4 +209,12 @@ app_telemetry_init(struct app *a)
 		"amrma exposed regions (no keys) and access checks");
 	ret |= rte_telemetry_register_cmd("/amrma/rma", tel_rma, "amrma RMA counters");
 	return ret;
+}
+
+void
+app_telemetry_detach(void)
+{
+	pthread_mutex_lock(&tel_lock);
+	tel_app = NULL;
+	pthread_mutex_unlock(&tel_lock);
 }

@@ -179,7 +179,11 @@ int amrma_rma_get_dt(struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t key,
  */
 int amrma_rma_test(struct amrma_ctx *ctx, amrma_rma_req_t req, int *status);
 
-/** 1 once a put's source buffer may be reused (also before completion); -EINVAL if stale. */
+/**
+ * 1 once a put's source buffer may be reused (also before completion: when
+ * AMRMA_RMA_EV_LOCAL is reported, a zero-copy put's once no frame refers to it); 0 before;
+ * -EINVAL if stale.
+ */
 int amrma_rma_local_done(struct amrma_ctx *ctx, amrma_rma_req_t req);
 
 /** Poll ctx until req completes; returns its status (or -EINVAL). */

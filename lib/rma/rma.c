@@ -573,8 +573,12 @@ amrma_rma_local_done(struct amrma_ctx *ctx, amrma_rma_req_t req)
 
 	if (op == NULL)
 		return -EINVAL;
-	if (op->state == OP_COMPLETE || op->state == OP_FINISHING)
+	if (op->state == OP_COMPLETE)
 		return 1;
+	/* replies are in, but frames the port holds may still point into the source:
+	 * reusable once they are freed, when EV_LOCAL is reported too */
+	if (op->state == OP_FINISHING)
+		return __atomic_load_n(&op->ext_released, __ATOMIC_ACQUIRE) != 0;
 	if (op->zero_copy)
 		return 0;
 	return op->kind == OP_PUT && op->next_chunk == op->nchunks && op->state != OP_WAIT_CTS;

@@ -1242,6 +1242,7 @@ test_zero_copy_and_events(void **state)
 #define HOLD_MAX 4096
 static struct rte_mbuf *held[HOLD_MAX];
 static unsigned int nb_held, cleanups;
+static bool stubborn;		/* the port ignores cleanups */
 static const struct amrma_net_ops *real_ops;
 
 static uint16_t
@@ -1282,7 +1283,7 @@ hold_cleanup(struct amrma_net_dev *dev, uint16_t q)
 	RTE_SET_USED(dev);
 	RTE_SET_USED(q);
 	cleanups++;
-	while (nb_held > 0)
+	while (!stubborn && nb_held > 0)
 		rte_pktmbuf_free(held[--nb_held]);
 }
 
@@ -1332,6 +1333,73 @@ test_zero_copy_port_holds_frames(void **state)
 	rte_free(eal_mem);
 }
 
+/* frames the port holds with a segment attached to [p, p + len) */
+static unsigned int
+held_refs_into(const uint8_t *p, uint64_t len)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < nb_held; i++) {
+		const struct rte_mbuf *m;
+
+		for (m = held[i]; m != NULL; m = m->next)
+			n += RTE_MBUF_HAS_EXTBUF(m) && (const uint8_t *)m->buf_addr >= p &&
+			     (const uint8_t *)m->buf_addr < p + len;
+	}
+	return n;
+}
+
+/*
+ * Every reply of a zero-copy put is in, but the port still holds frames attached to its
+ * source: amrma_rma_local_done() says 0 until the port let go, as EV_LOCAL waits.
+ */
+static void
+test_local_done_while_port_holds(void **state)
+{
+	struct amrma_net_dev *dev = &H.n[0].dev;
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint64_t len = 20 * (uint64_t)mtu + 3;
+	uint8_t *eal_mem = rte_malloc(NULL, len, 64);
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	bool ethdev = dev->ethdev;
+	struct evlog l = { 0 };
+	unsigned int held_refs, nb_ev;
+	amrma_rma_req_t req;
+	struct rma_op *op;
+	int finishing, ld;
+
+	RTE_SET_USED(state);
+	assert_non_null(eal_mem);
+	fill(eal_mem, len, 50);
+	real_ops = dev->ops;
+	dev->ops = &hold_ops;
+	dev->ethdev = false;
+	stubborn = true;
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0, eal_mem,
+		len, AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB, ev_cb, &l, &req), 0);
+	op = &rc_of(ctx)->ops[(uint32_t)req];
+	while (op->state != OP_FINISHING && rte_get_tsc_cycles() < end)
+		rma_step();
+	finishing = op->state == OP_FINISHING;
+	held_refs = held_refs_into(eal_mem, len);
+	nb_ev = (unsigned int)l.n;
+	ld = amrma_rma_local_done(ctx, req);
+	/* the port lets go: the put completes (the port is restored before any assert) */
+	stubborn = false;
+	assert_int_equal(wait_req(ctx, req), 0);
+	hold_cleanup(dev, 0);
+	dev->ops = real_ops;
+	dev->ethdev = ethdev;
+	assert_true(finishing);
+	assert_true(held_refs > 0);
+	assert_int_equal(nb_ev, 0);	/* no EV_LOCAL yet... */
+	assert_int_equal(ld, 0);	/* ...and not reusable */
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.seq[0], AMRMA_RMA_EV_LOCAL);
+	assert_memory_equal(target, eal_mem, len);
+	rte_free(eal_mem);
+}
+
 int
 main(void)
 {
@@ -1339,6 +1407,7 @@ main(void)
 		cmocka_unit_test(test_sizes_all_protocols),
 		cmocka_unit_test(test_zero_copy_and_events),
 		cmocka_unit_test(test_zero_copy_port_holds_frames),
+		cmocka_unit_test(test_local_done_while_port_holds),
 		cmocka_unit_test(test_put_completion),
 		cmocka_unit_test(test_refused_put_stays_refused),
 		cmocka_unit_test(test_progress_service),

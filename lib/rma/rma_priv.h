@@ -78,8 +78,9 @@ TAILQ_HEAD(rma_op_list, rma_op);
 struct rma_rx {
 	bool used;
 	bool matched;			/* the tag engine matched it to the message */
-	bool complete;
+	bool complete;			/* all placed, or status set: finish on the poll */
 	uint16_t gen;
+	int status;			/* our get: a packet could not be placed */
 	struct amrma_ep src;		/* put: the initiator; get: the target (node only) */
 	uint64_t tag;
 	uint64_t recv_id;		/* tag engine receive, posted for (tag, tag_src(src)) */

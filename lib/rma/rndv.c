@@ -97,6 +97,7 @@ post_recv(struct rma_ctx *rc, struct amrma_ep src, uint64_t tag, uint8_t *buf, u
 	rc->nb_rx_used++;
 	rc->rx[i].matched = ret == 1;
 	rc->rx[i].complete = false;
+	rc->rx[i].status = 0;
 	rc->rx[i].src = src;
 	rc->rx[i].tag = tag;
 	rc->rx[i].buf = buf;
@@ -128,8 +129,9 @@ rget_done(struct amrma_ctx *ctx, void *arg, int status)
 	if (op == NULL || status == 0 || op->state != OP_DRAINING)
 		return;
 	i = (uint32_t)op->rid;
-	/* the data come from another context of the target: all of them may be in already,
-	 * the get then completes on the poll (withdrawn, its slot was reused before that) */
+	/* the data come from another context of the target: all of them may be in already
+	 * (or one failed to be placed), the get then completes on the poll (withdrawn, its
+	 * slot was reused before that) */
 	if (rc->rx[i].complete)
 		return;
 	/* refused: no data will come; withdraw the receive */
@@ -337,9 +339,24 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 		}
 		rx->matched = true;
 	}
-	if (msg->len != 0 &&
-	    rma_place(rc, rx->buf + off, msg->payload, msg->len, rx->buf + rx->len) != 0)
-		return -EIO;	/* not placed: the sender sees the error */
+	if (msg->len != 0) {
+		int ret = rma_place(rc, rx->buf + off, msg->payload, msg->len,
+				    rx->buf + rx->len);
+
+		if (ret != 0) {
+			/* not placed: the sender sees -EIO, and the receive ends now rather
+			 * than at its deadline. A put's initiator learns it from this reply;
+			 * our get ends with the error on the poll (it calls back) */
+			if (rx->ref != NULL) {
+				rx_abort(rc, i, ret);
+			} else {
+				rx->status = ret;
+				rx->complete = true;
+				rc->rx_done[rc->nb_rx_done++] = i;
+			}
+			return -EIO;
+		}
+	}
 	rx->left -= msg->len;
 	/* progress: both sides' deadlines move on */
 	/* the poll's clock: a handler runs inside a poll that has just read it */
@@ -382,6 +399,14 @@ rndv_finish_rx(struct rma_ctx *rc)
 		if (op != NULL && (op->gen != rx->op_gen || op->state != OP_DRAINING ||
 				   op->kind != OP_GET))
 			op = NULL;
+		if (rx->status != 0) {	/* a get's data could not be placed */
+			int status = rx->status;
+
+			rx_abort(rc, i, status);
+			if (op != NULL)
+				op_packet_done(rc, op, 0, status);
+			continue;
+		}
 		amrma_tag_complete(rc->tags, rx->recv_id, 0);
 		rx_free(rc, i);
 		if (op != NULL)

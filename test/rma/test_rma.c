@@ -864,6 +864,81 @@ test_rendezvous_timeout(void **state)
 	h_destroy(&h2);
 }
 
+/* a copy engine whose every copy fails (a DMA error) */
+static int
+fail_copy(struct amrma_copy_engine *e, void *to, const void *from, uint32_t len)
+{
+	RTE_SET_USED(e);
+	RTE_SET_USED(to);
+	RTE_SET_USED(from);
+	RTE_SET_USED(len);
+	return -EIO;
+}
+
+static const struct amrma_copy_ops fail_copy_ops = { .name = "fail", .copy = fail_copy };
+static struct amrma_copy_engine fail_engine = { .ops = &fail_copy_ops, .dev_id = -1 };
+
+/* steps until ctx has no tagged receive in use; 0 then */
+static unsigned int
+rx_left_after(struct amrma_ctx *ctx, uint64_t ms)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * ms;
+
+	while (rc_of(ctx)->nb_rx_used != 0 && rte_get_tsc_cycles() < end)
+		rma_step();
+	return rc_of(ctx)->nb_rx_used;
+}
+
+/*
+ * The copy engine fails to place rendezvous data: a get ends with its error at once, not
+ * with -ETIMEDOUT after rndv_timeout_ms (10 s here), and so does the target's receive of
+ * a put (it held the region until then); the put's initiator has the error from its reply.
+ */
+static void
+test_rndv_place_error(void **state)
+{
+	struct amrma_ctx *c0 = h_ctx(&H, 0, 0), *c1 = h_ctx(&H, 1, 0);
+	uint64_t len = 8 * (uint64_t)mtu, t0, took;
+	amrma_rma_req_t req;
+	unsigned int left;
+	int status;
+
+	RTE_SET_USED(state);
+	fill(target, len, 60);
+	/* get: the initiator places the data */
+	assert_int_equal(amrma_rma_set_copy_engine(c0, &fail_engine), 0);
+	t0 = rte_get_tsc_cycles();
+	assert_int_equal(amrma_rma_get(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, dst, len,
+				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
+	status = wait_req(c0, req);
+	took = rte_get_tsc_cycles() - t0;
+	left = rx_left_after(c0, 0);
+	assert_int_equal(amrma_rma_set_copy_engine(c0, NULL), 0);
+	assert_int_equal(status, -EIO);
+	assert_true(took < rte_get_tsc_hz());
+	assert_int_equal(left, 0);
+	/* put: the target's progress context places it */
+	fill(src, len, 61);
+	assert_int_equal(amrma_rma_set_copy_engine(c1, &fail_engine), 0);
+	assert_int_equal(amrma_rma_put(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, src, len,
+				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
+	status = wait_req(c0, req);
+	left = rx_left_after(c1, 100);
+	assert_int_equal(amrma_rma_set_copy_engine(c1, NULL), 0);
+	assert_int_equal(status, -EIO);
+	assert_int_equal(left, 0);
+	/* the target's tagged send and the initiator's op are gone; both work again */
+	assert_int_equal(rx_left_after(c0, 100), 0);
+	assert_int_equal(amrma_rma_outstanding(c0), 0);
+	assert_int_equal(amrma_rma_put(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, src, len,
+				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
+	assert_int_equal(wait_req(c0, req), 0);
+	assert_int_equal(amrma_rma_get(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, dst, len,
+				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
+	assert_int_equal(wait_req(c0, req), 0);
+	assert_memory_equal(dst, src, len);
+}
+
 /* A fake target: records each RGET (tag, initiator context, receive) and refuses it. */
 static uint64_t rget_args[2][6];
 static unsigned int nb_rget;
@@ -1419,6 +1494,7 @@ main(void)
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_rendezvous_timeout),
 		cmocka_unit_test(test_rget_reply_after_data),
+		cmocka_unit_test(test_rndv_place_error),
 		cmocka_unit_test(test_same_tag_two_contexts),
 		cmocka_unit_test(test_auto_protocol_thresholds),
 		cmocka_unit_test(test_faults),

@@ -103,7 +103,16 @@ struct amrma_rma;
 int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 		     struct amrma_rma **out);
 
-/** Destroy it; operations in flight complete with -ECANCELED. */
+/**
+ * Destroy it, on the lcore that polls the node's contexts (or while none is polled).
+ * Operations still live complete with -ECANCELED (or their first error): their callbacks
+ * run before it returns, and their handles become invalid. A zero-copy put's chunks the
+ * node still holds (unacknowledged, or kept by the port after it was asked for up to
+ * 10 ms to let go) read the source until they are freed, by amrma_node_destroy() at the
+ * latest: AMRMA_RMA_EV_LOCAL is reported only if none is left. The memory those chunks
+ * point at (their mbuf pool, the operation tables) then stays allocated for the life of
+ * the process, with a warning in the log.
+ */
 void amrma_rma_destroy(struct amrma_rma *rma);
 
 /** The node's region table (register memory here; publish the keys to peers). */

@@ -880,11 +880,69 @@ fail:
 	return ret;
 }
 
+/* How long amrma_rma_destroy() asks the ports to free frames attached to sources. */
+#define DESTROY_WAIT_US 10000
+
+/* Destroys that left memory allocated for chunks still held (logged each time). */
+static uint32_t nb_destroy_kept;
+
+/*
+ * destroy: drop a live zero-copy op's own reference to its source, so the free callback
+ * tells when the last chunk is gone (as op_finish() does when the replies are in)
+ */
+static void
+op_cancel_release(struct rma_op *op)
+{
+	if (op->zero_copy && op->state != OP_FINISHING &&
+	    rte_mbuf_ext_refcnt_update(&op->shinfo, -1) == 0)
+		__atomic_store_n(&op->ext_released, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * destroy: end a live op with -ECANCELED (or its first error), calling back on the
+ * caller's lcore; EV_LOCAL only for a source no frame refers to any more
+ */
+static void
+op_cancel(struct rma_ctx *rc, struct rma_op *op)
+{
+	if (op->zero_copy && !__atomic_load_n(&op->ext_released, __ATOMIC_ACQUIRE))
+		op->local_reported = true;
+	if (op->status == 0)
+		op->status = -ECANCELED;
+	op->user_holds = false;		/* its handle dies with the engine */
+	op_complete(rc, op);
+}
+
+/* mbufs of the ext pool in use: chunks attached to sources, held by channels or ports */
+static unsigned int
+ext_held(struct amrma_rma *rma)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000000 * DESTROY_WAIT_US;
+	unsigned int held;
+	uint16_t i;
+
+	if (rma->ext_pool == NULL)
+		return 0;
+	/* a port may keep sent frames until asked; unacknowledged ones stay with the
+	 * channels until acknowledged or their peer is declared dead */
+	while ((held = rte_mempool_in_use_count(rma->ext_pool)) != 0 &&
+	       rte_get_tsc_cycles() < end) {
+		for (i = 0; rma->rc != NULL && i < rma->nb_ctx; i++)
+			if (rma->rc[i].ctx != NULL)
+				amrma_ctx_tx_cleanup(rma->rc[i].ctx);
+		if (rte_mempool_in_use_count(rma->ext_pool) != 0)
+			rte_delay_us_sleep(100);
+	}
+	return held;
+}
+
 void
 amrma_rma_destroy(struct amrma_rma *rma)
 {
 	struct rq_item *it;
+	unsigned int held;
 	uint16_t i;
+	uint32_t k;
 
 	if (rma == NULL)
 		return;
@@ -900,14 +958,27 @@ amrma_rma_destroy(struct amrma_rma *rma)
 			amrma_region_put(rma->regions, it->ref);
 		rte_mempool_put(rma->rq_pool, it);
 	}
+	/* detached first: a callback below cannot start an operation (-EINVAL) */
 	for (i = 0; rma->rc != NULL && i < rma->nb_ctx; i++) {
 		struct rma_ctx *rc = &rma->rc[i];
-		uint32_t k;
 
 		if (rc->ctx == NULL)
 			continue;
 		amrma_ctx_set_hook(rc->ctx, NULL, NULL);
 		amrma_ctx_set_priv(rc->ctx, NULL);
+		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
+			if (rc->ops[k].state != OP_FREE && rc->ops[k].state != OP_COMPLETE)
+				op_cancel_release(&rc->ops[k]);
+	}
+	held = ext_held(rma);
+	for (i = 0; rma->rc != NULL && i < rma->nb_ctx; i++) {
+		struct rma_ctx *rc = &rma->rc[i];
+
+		if (rc->ctx == NULL)
+			continue;
+		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
+			if (rc->ops[k].state != OP_FREE && rc->ops[k].state != OP_COMPLETE)
+				op_cancel(rc, &rc->ops[k]);
 		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
 			if (rc->ops[k].ref != NULL)
 				amrma_region_put(rma->regions, rc->ops[k].ref);
@@ -919,14 +990,26 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
 			dt_op_release(&rc->ops[k]);
 		amrma_tag_engine_free(rc->tags);
-		rte_free(rc->ops);
+		/* held chunks point at their op's shared info: the table stays */
+		if (held == 0)
+			rte_free(rc->ops);
 		rte_free(rc->free);
 	}
 	rndv_drop_pending(rma);
 	rte_free(rma->rc);
+	rma->rc = NULL;
 	rte_ring_free(rma->queue);
 	rte_mempool_free(rma->rq_pool);
-	rte_mempool_free(rma->ext_pool);
 	amrma_region_table_free(rma->regions);
+	if (held != 0) {
+		/* freeing it would let the port or a retransmission read freed memory, and
+		 * their free write into it; rma stays too, as its address names the pool */
+		RMA_LOG(WARNING, "destroyed with %u zero-copy chunks still held by node %u: "
+			"their mbuf pool and operation tables stay allocated (%u time(s))",
+			held, amrma_node_id(rma->node),
+			__atomic_add_fetch(&nb_destroy_kept, 1, __ATOMIC_RELAXED));
+		return;
+	}
+	rte_mempool_free(rma->ext_pool);
 	rte_free(rma);
 }

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * amrma_rma_destroy() with zero-copy chunks still held by the node's channels or its
+ * port: live operations end with -ECANCELED, and the memory the chunks point at (their
+ * mbuf pool, the shared info in the operation table) is not freed under them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include "amrma_rma.h"
+#include "harness.h"
+#include "rma_priv.h"	/* the ext pool and the op table */
+
+#define REGION (1u << 20)
+
+static struct harness H;
+static struct amrma_rma *R[2];
+static uint8_t *target;
+static uint64_t key;
+static struct amrma_region *reg;
+
+static int
+step(void)
+{
+	int w = h_step(&H);
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		if (R[i] != NULL)
+			w += amrma_rma_progress(R[i]);
+	return w;
+}
+
+static int
+setup(void **state)
+{
+	struct amrma_rma_conf rc;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&H, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
+	target = aligned_alloc(4096, REGION);
+	assert_non_null(target);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), target, REGION,
+		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < 2; i++) {
+		amrma_rma_destroy(R[i]);
+		R[i] = NULL;
+	}
+	h_destroy(&H);
+	free(target);
+	return 0;
+}
+
+struct evlog {
+	int seq[4];
+	int status;
+	unsigned int n;
+};
+
+static void
+ev_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct evlog *l = arg;
+
+	RTE_SET_USED(ctx);
+	if (l->n < RTE_DIM(l->seq))
+		l->seq[l->n++] = ev;
+	if (ev == AMRMA_RMA_EV_DONE)
+		l->status = status;
+}
+
+/* attached mbufs of the ext pool */
+static struct rte_mbuf *live[256];
+static unsigned int nb_live;
+
+static void
+collect_live(struct rte_mempool *mp, void *opaque, void *obj, unsigned int idx)
+{
+	struct rte_mbuf *m = obj;
+
+	RTE_SET_USED(mp);
+	RTE_SET_USED(opaque);
+	RTE_SET_USED(idx);
+	if (RTE_MBUF_HAS_EXTBUF(m) && nb_live < RTE_DIM(live))
+		live[nb_live++] = m;
+}
+
+/*
+ * The target is frozen while a 21-chunk zero-copy put is in flight, so node 0's channels
+ * hold every chunk, and the engine is destroyed: the put ends with -ECANCELED (no
+ * EV_LOCAL: the channels still read the source), the chunks keep their pool and shared
+ * info, and when the target wakes up they are retransmitted, acknowledged and freed.
+ * Before, both were freed (and zeroed) under them: a crash in the node's RX path or in
+ * amrma_node_destroy().
+ */
+static void
+test_destroy_with_zero_copy_in_flight(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint64_t len = 20 * (uint64_t)amrma_am_max_payload(ctx, 4) + 3;
+	uint8_t *src = rte_malloc(NULL, len, 64);
+	struct rte_mempool *ext = R[0]->ext_pool;
+	char ext_name[RTE_MEMPOOL_NAMESIZE];
+	struct evlog l = { .status = 1 };
+	uint64_t end;
+	unsigned int i, in_use, intact = 0;
+
+	RTE_SET_USED(state);
+	assert_non_null(src);
+	memset(src, 9, len);
+	snprintf(ext_name, sizeof(ext_name), "%s", ext->name);
+	H.n[1].frozen = true;
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0, src, len,
+		AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB, ev_cb, &l, NULL), 0);
+	for (i = 0; i < 20; i++)
+		step();
+	in_use = rte_mempool_in_use_count(ext);
+	nb_live = 0;
+	rte_mempool_obj_iter(ext, collect_live, NULL);
+	assert_int_equal(in_use, 21);
+	assert_int_equal(nb_live, 21);
+	amrma_rma_destroy(R[0]);
+	R[0] = NULL;
+	/* the callback ran in the destroy, DONE only */
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.seq[0], AMRMA_RMA_EV_DONE);
+	assert_int_equal(l.status, -ECANCELED);
+	/* what the held chunks point at is still there */
+	assert_ptr_equal(rte_mempool_lookup(ext_name), ext);
+	for (i = 0; i < nb_live; i++)
+		intact += live[i]->buf_addr >= (void *)src &&
+			  (uint8_t *)live[i]->buf_addr < src + len &&
+			  live[i]->pool == ext && rte_mbuf_ext_refcnt_read(live[i]->shinfo) > 0;
+	assert_int_equal(intact, 21);
+	/* the target wakes up: node 0 retransmits the chunks, they are acknowledged */
+	H.n[1].frozen = false;
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	while ((amrma_ctx_outstanding(ctx) != 0 || rte_mempool_in_use_count(ext) != 0) &&
+	       rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(amrma_ctx_outstanding(ctx), 0);
+	assert_int_equal(rte_mempool_in_use_count(ext), 0);
+	assert_memory_equal(target, src, len);
+	rte_free(src);
+}
+
+/* a port that keeps sent frames until cleanup, and ignores cleanup while stubborn */
+#define HOLD_MAX 4096
+static struct rte_mbuf *held[HOLD_MAX];
+static unsigned int nb_held;
+static bool stubborn;
+static const struct amrma_net_ops *real_ops;
+static bool real_ethdev;
+
+static uint16_t
+hold_rx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(dev->port_id, q, pkts, n);
+}
+
+static void
+ref_chain(struct rte_mbuf *m, int16_t v)
+{
+	for (; m != NULL; m = m->next)
+		rte_mbuf_refcnt_update(m, v);
+}
+
+static uint16_t
+hold_tx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i, sent;
+
+	for (i = 0; i < n && nb_held + i < HOLD_MAX; i++)
+		ref_chain(pkts[i], 1);
+	n = i;
+	sent = rte_eth_tx_burst(dev->port_id, q, pkts, n);
+	for (i = 0; i < n; i++) {
+		if (i < sent)
+			held[nb_held++] = pkts[i];
+		else
+			ref_chain(pkts[i], -1);
+	}
+	return sent;
+}
+
+static void
+release_held(void)
+{
+	while (nb_held > 0)
+		rte_pktmbuf_free(held[--nb_held]);
+}
+
+static void
+hold_cleanup(struct amrma_net_dev *dev, uint16_t q)
+{
+	RTE_SET_USED(dev);
+	RTE_SET_USED(q);
+	if (!stubborn)
+		release_held();
+}
+
+static const struct amrma_net_ops hold_ops = {
+	.name = "hold", .rx_burst = hold_rx, .tx_burst = hold_tx, .tx_cleanup = hold_cleanup,
+};
+
+/*
+ * Every reply of a zero-copy put is in, the port holds its frames (OP_FINISHING), and the
+ * engine is destroyed. A port that lets go when asked: the destroy asks, the source is
+ * free (EV_LOCAL, then DONE -ECANCELED) and the pool goes. A port that does not: no
+ * EV_LOCAL, and the pool and the op table stay for the frames it frees later.
+ */
+static void
+test_destroy_port_holds(void **state)
+{
+	struct amrma_net_dev *dev = &H.n[0].dev;
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint64_t len = 20 * (uint64_t)amrma_am_max_payload(ctx, 4) + 3;
+	uint8_t *src = rte_malloc(NULL, len, 64);
+	struct amrma_rma_conf rc;
+	unsigned int k;
+
+	RTE_SET_USED(state);
+	assert_non_null(src);
+	memset(src, 5, len);
+	amrma_rma_conf_defaults(&rc);
+	real_ops = dev->ops;
+	real_ethdev = dev->ethdev;
+	dev->ops = &hold_ops;
+	dev->ethdev = false;
+	for (k = 0; k < 2; k++) {
+		struct rte_mempool *ext = R[0]->ext_pool;
+		char ext_name[RTE_MEMPOOL_NAMESIZE];
+		uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+		struct evlog l = { .status = 1 };
+		amrma_rma_req_t req;
+		struct rma_op *op;
+		bool finishing;
+
+		snprintf(ext_name, sizeof(ext_name), "%s", ext->name);
+		stubborn = true;
+		assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0, src,
+			len, AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB, ev_cb, &l, &req), 0);
+		op = &rc_of(ctx)->ops[(uint32_t)req];
+		while (op->state != OP_FINISHING && rte_get_tsc_cycles() < end)
+			step();
+		finishing = op->state == OP_FINISHING;
+		stubborn = k == 1;
+		amrma_rma_destroy(R[0]);
+		R[0] = NULL;
+		if (k == 1) {
+			/* the pool is still there for the frames the port frees now */
+			assert_ptr_equal(rte_mempool_lookup(ext_name), ext);
+			assert_true(nb_held > 0);
+			stubborn = false;
+			release_held();
+			assert_int_equal(rte_mempool_in_use_count(ext), 0);
+		} else {
+			assert_null(rte_mempool_lookup(ext_name));
+			assert_int_equal(nb_held, 0);
+		}
+		assert_true(finishing);
+		assert_int_equal(l.status, -ECANCELED);
+		assert_int_equal(l.n, k == 0 ? 2 : 1);
+		assert_int_equal(l.seq[0], k == 0 ? AMRMA_RMA_EV_LOCAL : AMRMA_RMA_EV_DONE);
+		assert_memory_equal(target, src, len);
+		assert_int_equal(amrma_rma_create(H.n[0].node, &rc, &R[0]), 0);
+	}
+	rte_free(src);
+}
+
+/* the real port back, whatever the test left */
+static int
+teardown_hold(void **state)
+{
+	struct amrma_net_dev *dev = &H.n[0].dev;
+
+	stubborn = false;
+	release_held();
+	if (real_ops != NULL) {
+		dev->ops = real_ops;
+		dev->ethdev = real_ethdev;
+	}
+	return teardown(state);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_destroy_with_zero_copy_in_flight, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_port_holds, setup, teardown_hold),
+	};
+
+	h_eal_init("amrma_test_rma_destroy");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -11,7 +11,9 @@
  * The dmadev backend is synchronous in this version: it submits the copy and polls for its
  * completion before returning, because an RMA packet is acknowledged as placed as soon as
  * its handler returns. Copies shorter than min_offload bytes stay on the CPU, where they
- * are cheaper than a descriptor round trip.
+ * are cheaper than a descriptor round trip. A copy the device reports failed returns -EIO;
+ * one it has not completed after a second stops the device (so nothing lands later): that
+ * copy returns -ETIMEDOUT and the engine goes on with the CPU.
  */
 
 #include <stdint.h>

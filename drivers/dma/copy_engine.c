@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_dmadev.h>
 #include <rte_eal.h>
 #include <rte_log.h>
@@ -54,9 +55,40 @@ iova_of(const void *p)
 	return iova;
 }
 
+/* far beyond any copy: a device that has not answered by then is taken as hung */
+#define DMA_TIMEOUT_MS 1000
+
+/* Whether the wait *deadline times (0: not started) has gone on too long. */
+static bool
+timed_out(uint64_t *deadline)
+{
+	uint64_t now = rte_get_timer_cycles();
+
+	if (*deadline == 0) {
+		*deadline = now + rte_get_timer_hz() * DMA_TIMEOUT_MS / 1000;
+		return false;
+	}
+	return now > *deadline;
+}
+
+/* Stop a hung device, so nothing it still holds lands later, and go on with the CPU. */
+static int
+dma_hung(struct amrma_copy_engine *e)
+{
+	rte_log(RTE_LOG_ERR, amrma_dma_logtype,
+		"amrma_dma: dmadev %d completed no copy in %u ms: stopped, copies use the CPU\n",
+		e->dev_id, DMA_TIMEOUT_MS);
+	rte_dma_stop(e->dev_id);
+	e->ops = &cpu_ops;
+	e->errors++;
+	return -ETIMEDOUT;
+}
+
 static int
 dma_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
 {
+	enum rte_dma_status_code status;
+	uint64_t deadline = 0;
 	rte_iova_t s, d;
 	uint16_t last;
 	bool error = false;
@@ -73,12 +105,26 @@ dma_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
 		e->errors++;
 		return cpu_copy(e, dst, src, len);	/* ring full: do it ourselves */
 	}
-	/* placed-before-acknowledged: wait for this copy */
-	while (rte_dma_completed(e->dev_id, e->vchan, 1, &last, &error) == 0 && !error)
+	/* placed-before-acknowledged: wait for this copy, the only one in flight */
+	while (rte_dma_completed(e->dev_id, e->vchan, 1, &last, &error) == 0) {
+		if (error)
+			break;
+		if (timed_out(&deadline))
+			return dma_hung(e);
 		rte_pause();
+	}
 	if (error) {
-		e->errors++;
-		return -EIO;
+		/* the failed copy stays at the head of the ring until its status is read:
+		 * until then every later copy would see has_error while its DMA still runs */
+		while (rte_dma_completed_status(e->dev_id, e->vchan, 1, &last, &status) == 0) {
+			if (timed_out(&deadline))
+				return dma_hung(e);
+			rte_pause();
+		}
+		if (status != RTE_DMA_STATUS_SUCCESSFUL) {
+			e->errors++;
+			return -EIO;
+		}
 	}
 	e->copies++;
 	e->bytes += len;

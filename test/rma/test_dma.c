@@ -52,6 +52,129 @@ test_engine_copies(void **state)
 	free(b);
 }
 
+/*
+ * A device that fails copies or stops answering: the skeleton's dataplane functions in
+ * rte_dma_fp_objs[] wrapped. A failed copy stays at the head of the ring, as on real
+ * devices: rte_dma_completed() reports has_error until rte_dma_completed_status() reads it.
+ */
+static struct rte_dma_fp_object real_fp;
+static unsigned int fail_next;	/* copies to report as failed */
+static bool fail_head;		/* a failed copy waits at the head of the ring */
+static uint16_t fail_idx;
+static bool hang;		/* no completion is ever reported */
+
+static uint16_t
+fake_completed(void *priv, uint16_t vchan, const uint16_t nb, uint16_t *last, bool *has_error)
+{
+	if (hang)
+		return 0;
+	if (!fail_head && fail_next > 0) {
+		if (real_fp.completed(priv, vchan, 1, &fail_idx, has_error) == 0)
+			return 0;
+		fail_next--;
+		fail_head = true;
+	}
+	if (fail_head) {
+		*has_error = true;
+		return 0;
+	}
+	return real_fp.completed(priv, vchan, nb, last, has_error);
+}
+
+static uint16_t
+fake_completed_status(void *priv, uint16_t vchan, const uint16_t nb, uint16_t *last,
+		      enum rte_dma_status_code *status)
+{
+	bool error = false;
+
+	if (hang)
+		return 0;
+	if (!fail_head && fail_next > 0) {
+		if (real_fp.completed(priv, vchan, 1, &fail_idx, &error) == 0)
+			return 0;
+		fail_next--;
+		fail_head = true;
+	}
+	if (fail_head) {
+		fail_head = false;
+		*last = fail_idx;
+		status[0] = RTE_DMA_STATUS_ERROR_UNKNOWN;
+		return 1;
+	}
+	return real_fp.completed_status(priv, vchan, nb, last, status);
+}
+
+static void
+fake_install(void)
+{
+	real_fp = rte_dma_fp_objs[dma_id];
+	rte_dma_fp_objs[dma_id].completed = fake_completed;
+	rte_dma_fp_objs[dma_id].completed_status = fake_completed_status;
+}
+
+static void
+fake_remove(void)
+{
+	rte_dma_fp_objs[dma_id] = real_fp;
+	fail_next = 0;
+	fail_head = false;
+	hang = false;
+}
+
+/* a failed copy is read off the ring: the next ones wait for their own completion */
+static void
+test_failed_copy_consumed(void **state)
+{
+	struct amrma_copy_engine e;
+	uint8_t *a = malloc(65536), *b = malloc(65536);
+	unsigned int i, k;
+
+	(void)state;
+	assert_int_equal(amrma_copy_dmadev_init(&e, dma_id, 64, 0), 0);
+	fake_install();
+	fail_next = 1;
+	memset(a, 1, 65536);
+	assert_int_equal(amrma_copy(&e, b, a, 65536), -EIO);
+	assert_int_equal(e.errors, 1);
+	for (i = 0; i < 4; i++) {
+		for (k = 0; k < 65536; k++)
+			a[k] = (uint8_t)(k * 13 + i);
+		memset(b, 0, 65536);
+		assert_int_equal(amrma_copy(&e, b, a, 65536), 0);
+		assert_memory_equal(a, b, 65536);
+	}
+	assert_int_equal(e.errors, 1);
+	assert_int_equal(e.offloaded, 4);
+	amrma_copy_close(&e);
+	fake_remove();
+	free(a);
+	free(b);
+}
+
+/* a device that never completes: the copy fails after the timeout, the device is stopped
+ * (nothing lands later) and the engine goes on with the CPU */
+static void
+test_completion_timeout(void **state)
+{
+	struct amrma_copy_engine e;
+	uint8_t a[8192], b[8192];
+
+	(void)state;
+	assert_int_equal(amrma_copy_dmadev_init(&e, dma_id, 64, 0), 0);
+	fake_install();
+	hang = true;
+	memset(a, 7, sizeof(a));
+	assert_int_equal(amrma_copy(&e, b, a, sizeof(a)), -ETIMEDOUT);
+	assert_int_equal(e.errors, 1);
+	memset(a, 9, sizeof(a));
+	assert_int_equal(amrma_copy(&e, b, a, sizeof(a)), 0);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_int_equal(e.offloaded, 0);
+	assert_string_equal(e.ops->name, "cpu");
+	amrma_copy_close(&e);
+	fake_remove();
+}
+
 /* RMA puts and gets whose bytes land through the DMA engine on the target */
 static void
 test_rma_placement_by_dma(void **state)
@@ -111,6 +234,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_copies),
 		cmocka_unit_test(test_rma_placement_by_dma),
+		cmocka_unit_test(test_failed_copy_consumed),
+		cmocka_unit_test(test_completion_timeout),
 	};
 
 	h_eal_init_vdev("amrma_test_dma", "dma_skeleton");

@@ -47,7 +47,7 @@ void amrma_copy_cpu_init(struct amrma_copy_engine *e);
 
 /**
  * Configure and start dmadev dev_id with one memory-to-memory virtual channel of nb_desc
- * descriptors, and make e use it.
+ * descriptors, rounded up to a power of 2 within the device's limits, and make e use it.
  * @return 0, -ENODEV, -ENOTSUP (no mem-to-mem capability) or the dmadev error.
  */
 int amrma_copy_dmadev_init(struct amrma_copy_engine *e, int16_t dev_id, uint16_t nb_desc,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_common.h>
 #include <rte_dmadev.h>
 #include <rte_eal.h>
 #include <rte_log.h>
@@ -154,6 +155,7 @@ amrma_copy_dmadev_init(struct amrma_copy_engine *e, int16_t dev_id, uint16_t nb_
 		.nb_desc = nb_desc,
 	};
 	struct rte_dma_info info;
+	uint32_t desc;
 	int ret;
 
 	if (!rte_dma_is_valid(dev_id))
@@ -163,7 +165,11 @@ amrma_copy_dmadev_init(struct amrma_copy_engine *e, int16_t dev_id, uint16_t nb_
 		return ret;
 	if (!(info.dev_capa & RTE_DMA_CAPA_MEM_TO_MEM))
 		return -ENOTSUP;
-	vc.nb_desc = RTE_MAX(info.min_desc, RTE_MIN(info.max_desc, nb_desc));
+	/* a power of 2: drivers commonly take nothing else (dma_skeleton, ioat, idxd) */
+	desc = rte_align32pow2(RTE_MAX(nb_desc, info.min_desc));
+	if (desc > info.max_desc)
+		desc = rte_align32prevpow2(info.max_desc);
+	vc.nb_desc = (uint16_t)RTE_MAX(desc, info.min_desc);
 	ret = rte_dma_configure(dev_id, &conf);
 	if (ret == 0)
 		ret = rte_dma_vchan_setup(dev_id, 0, &vc);

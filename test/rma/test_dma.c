@@ -52,6 +52,24 @@ test_engine_copies(void **state)
 	free(b);
 }
 
+/* a vchan_setup with a descriptor count the driver cannot take (the skeleton: not a power of 2) */
+static void
+test_nb_desc_rounded(void **state)
+{
+	struct amrma_copy_engine e;
+	uint8_t a[4096], b[4096];
+
+	(void)state;
+	memset(a, 0x5a, sizeof(a));
+	assert_int_equal(amrma_copy_dmadev_init(&e, dma_id, 100, 0), 0);
+	assert_int_equal(amrma_copy(&e, b, a, sizeof(a)), 0);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_int_equal(e.offloaded, 1);
+	amrma_copy_close(&e);
+	assert_int_equal(amrma_copy_dmadev_init(&e, dma_id, 40000, 0), 0);
+	amrma_copy_close(&e);
+}
+
 /*
  * A device that fails copies or stops answering: the skeleton's dataplane functions in
  * rte_dma_fp_objs[] wrapped. A failed copy stays at the head of the ring, as on real
@@ -234,6 +252,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_copies),
 		cmocka_unit_test(test_rma_placement_by_dma),
+		cmocka_unit_test(test_nb_desc_rounded),
 		cmocka_unit_test(test_failed_copy_consumed),
 		cmocka_unit_test(test_completion_timeout),
 	};

@@ -14,8 +14,15 @@
  * are cheaper than a descriptor round trip. A copy the device reports failed returns -EIO;
  * one it has not completed after a second stops the device (so nothing lands later): that
  * copy returns -ETIMEDOUT and the engine goes on with the CPU.
+ *
+ * A device with RTE_DMA_CAPA_SVA is given virtual addresses. Any other is given IOVAs, which
+ * only memory EAL knows has (rte_malloc, mempools, registered external memory), and only
+ * where the copy's range is IOVA-contiguous: copies from or to other memory (malloc'd,
+ * whose pages the device cannot reach), or across pages whose IOVAs do not follow each
+ * other (hugepages in PA mode), are done by the CPU.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -36,6 +43,8 @@ struct amrma_copy_engine {
 	int16_t dev_id;			/**< dmadev, or -1 */
 	uint16_t vchan;
 	uint32_t min_offload;		/**< shorter copies use the CPU */
+	bool sva;			/**< the device takes virtual addresses
+					 *   (RTE_DMA_CAPA_SVA): any memory goes */
 	uint64_t copies;		/**< copies done */
 	uint64_t bytes;
 	uint64_t offloaded;		/**< of which by the DMA device */

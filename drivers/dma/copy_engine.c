@@ -7,7 +7,6 @@
 #include <rte_cycles.h>
 #include <rte_common.h>
 #include <rte_dmadev.h>
-#include <rte_eal.h>
 #include <rte_log.h>
 #include <rte_memory.h>
 #include <rte_pause.h>
@@ -45,15 +44,32 @@ amrma_copy_cpu_init(struct amrma_copy_engine *e)
 	e->dev_id = -1;
 }
 
+/*
+ * The IOVA of [p, p + len) for a device without SVA, or RTE_BAD_IOVA. Only memory EAL
+ * knows has one (malloc'd memory is neither mapped for the device in VA mode nor pinned in
+ * PA mode), taken from its memsegs (external memory has the IOVA it was registered with),
+ * and only if IOVA-contiguous over the range: hugepages in PA mode need not be.
+ */
 static rte_iova_t
-iova_of(const void *p)
+iova_of(const void *p, uint32_t len)
 {
-	rte_iova_t iova = rte_mem_virt2iova(p);
+	struct rte_memseg_list *msl = rte_mem_virt2memseg_list(p);
+	const struct rte_memseg *ms, *next;
+	uint64_t end = (uintptr_t)p + len;
 
-	/* memory EAL does not know (malloc'd, mbuf-external): usable as IOVA in VA mode */
-	if (iova == RTE_BAD_IOVA && rte_eal_iova_mode() == RTE_IOVA_VA)
-		iova = (rte_iova_t)(uintptr_t)p;
-	return iova;
+	if (msl == NULL)
+		return RTE_BAD_IOVA;
+	ms = rte_mem_virt2memseg(p, msl);
+	if (ms == NULL || ms->iova == RTE_BAD_IOVA || ms->len == 0)
+		return RTE_BAD_IOVA;
+	for (next = ms; next->addr_64 + next->len < end; ) {
+		rte_iova_t iova = next->iova + next->len;
+
+		next = rte_mem_virt2memseg(RTE_PTR_ADD(next->addr, next->len), msl);
+		if (next == NULL || next->iova != iova || next->len == 0)
+			return RTE_BAD_IOVA;
+	}
+	return ms->iova + ((uintptr_t)p - ms->addr_64);
 }
 
 /* far beyond any copy: a device that has not answered by then is taken as hung */
@@ -97,10 +113,15 @@ dma_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
 
 	if (len < e->min_offload)
 		return cpu_copy(e, dst, src, len);
-	s = iova_of(src);
-	d = iova_of(dst);
-	if (s == RTE_BAD_IOVA || d == RTE_BAD_IOVA)
-		return cpu_copy(e, dst, src, len);
+	if (e->sva) {
+		s = (rte_iova_t)(uintptr_t)src;
+		d = (rte_iova_t)(uintptr_t)dst;
+	} else {
+		s = iova_of(src, len);
+		d = iova_of(dst, len);
+		if (s == RTE_BAD_IOVA || d == RTE_BAD_IOVA)
+			return cpu_copy(e, dst, src, len);
+	}
 	idx = rte_dma_copy(e->dev_id, e->vchan, s, d, len, RTE_DMA_OP_FLAG_SUBMIT);
 	if (idx < 0) {
 		e->errors++;
@@ -182,6 +203,7 @@ amrma_copy_dmadev_init(struct amrma_copy_engine *e, int16_t dev_id, uint16_t nb_
 	e->dev_id = dev_id;
 	e->vchan = 0;
 	e->min_offload = min_offload;
+	e->sva = (info.dev_capa & RTE_DMA_CAPA_SVA) != 0;
 	rte_log(RTE_LOG_INFO, amrma_dma_logtype,
 		"amrma_dma: copies of %u bytes and more offloaded to dmadev %d (%s)\n",
 		min_offload, dev_id, info.dev_name ? info.dev_name : "?");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copy engines: the dmadev backend (dma_skeleton vdev) alone and as RMA placement. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,8 @@
 #include <cmocka.h>
 
 #include <rte_dmadev.h>
+#include <rte_malloc.h>
+#include <rte_memory.h>
 
 #include "amrma_dma.h"
 #include "amrma_rma.h"
@@ -193,6 +196,80 @@ test_completion_timeout(void **state)
 	fake_remove();
 }
 
+/*
+ * A device without SVA takes IOVAs: the skeleton takes any address, so its capability is
+ * hidden from the engine here. Wrapping the library's rte_dma_info_get() works because the
+ * test executable's definition comes first in symbol lookup.
+ */
+static bool hide_sva;
+
+int
+rte_dma_info_get(int16_t dev_id, struct rte_dma_info *info)
+{
+	static int (*real)(int16_t, struct rte_dma_info *);
+	int ret;
+
+	if (real == NULL)
+		*(void **)&real = dlsym(RTLD_NEXT, "rte_dma_info_get");
+	ret = real(dev_id, info);
+	if (ret == 0 && hide_sva)
+		info->dev_capa &= ~RTE_DMA_CAPA_SVA;
+	return ret;
+}
+
+/* only memory EAL knows, IOVA-contiguous over the copy, goes to a device without SVA */
+static void
+test_iova_without_sva(void **state)
+{
+	struct amrma_copy_engine e;
+	uint8_t *heap = malloc(16384), *a, *b;
+	struct rte_memseg *ms;
+	size_t pg;
+	rte_iova_t saved;
+	unsigned int k;
+
+	(void)state;
+	a = rte_malloc(NULL, 4 * 65536, 65536);
+	b = rte_malloc(NULL, 4 * 65536, 65536);
+	assert_non_null(a);
+	assert_non_null(b);
+	for (k = 0; k < 4 * 65536; k++)
+		a[k] = (uint8_t)(k * 7 + 1);
+	hide_sva = true;
+	assert_int_equal(amrma_copy_dmadev_init(&e, dma_id, 64, 0), 0);
+	/* malloc'd memory has no IOVA (not in the IOMMU, not pinned): the CPU copies */
+	assert_int_equal(amrma_copy(&e, heap, a, 16384), 0);
+	assert_memory_equal(heap, a, 16384);
+	assert_int_equal(amrma_copy(&e, b, heap, 16384), 0);
+	assert_memory_equal(b, heap, 16384);
+	assert_int_equal(e.offloaded, 0);
+	assert_int_equal(e.copies, 2);
+	/* EAL memory over several pages, IOVA-contiguous here (VA mode) */
+	memset(b, 0, 4 * 65536);
+	assert_int_equal(amrma_copy(&e, b + 3, a + 5, 3 * 65536), 0);
+	assert_memory_equal(b + 3, a + 5, 3 * 65536);
+	assert_int_equal(e.offloaded, 1);
+	/* a page whose IOVA does not follow its predecessor's (PA mode): the CPU copies */
+	ms = rte_mem_virt2memseg(a + 65536, NULL);
+	assert_non_null(ms);
+	pg = ms->len;
+	saved = ms->iova;
+	ms->iova += 1ull << 40;
+	memset(b, 0, 4 * 65536);
+	assert_int_equal(amrma_copy(&e, b, a + 65536 - pg / 2, pg), 0);
+	assert_int_equal(amrma_copy(&e, b + pg, a + 65536 - pg, pg), 0);	/* the one before */
+	ms->iova = saved;
+	assert_memory_equal(b, a + 65536 - pg / 2, pg);
+	assert_memory_equal(b + pg, a + 65536 - pg, pg);
+	assert_int_equal(e.offloaded, 2);
+	assert_int_equal(e.copies, 5);
+	amrma_copy_close(&e);
+	hide_sva = false;
+	rte_free(a);
+	rte_free(b);
+	free(heap);
+}
+
 /* RMA puts and gets whose bytes land through the DMA engine on the target */
 static void
 test_rma_placement_by_dma(void **state)
@@ -255,6 +332,7 @@ main(void)
 		cmocka_unit_test(test_nb_desc_rounded),
 		cmocka_unit_test(test_failed_copy_consumed),
 		cmocka_unit_test(test_completion_timeout),
+		cmocka_unit_test(test_iova_without_sva),
 	};
 
 	h_eal_init_vdev("amrma_test_dma", "dma_skeleton");

@@ -60,6 +60,9 @@ struct amrma_net_dev {
 	bool no_tx_done_cleanup;	/**< rte_eth_tx_done_cleanup() said -ENOTSUP */
 	bool ethdev;			/**< the ethdev backend: bursts go straight to the
 					 *   port, without the ops table's indirect call */
+	uint16_t nb_flows;		/**< rules amrma_net_steer() created */
+	struct rte_flow *flows[AMRMA_WIRE_MAX_CTX];	/**< destroyed on close, the
+							 *   host's other rules kept */
 };
 
 /**
@@ -81,8 +84,10 @@ int amrma_net_port_setup(uint16_t port_id, uint16_t nb_queues, uint16_t nb_desc,
 			 uint16_t mtu, struct rte_mempool *pool);
 
 /**
- * Install rte_flow rules "UDP destination port == udp_base + i -> queue i".
- * Ports without rte_flow keep working: the AM core redistributes in software.
+ * Install rte_flow rules "UDP destination port == udp_base + i -> queue i", in place of
+ * those an earlier call installed. Ports without rte_flow keep working: the AM core
+ * redistributes in software. Only these rules are ever destroyed (when one cannot be
+ * created, and on close): the port's other rules are the host application's.
  *
  * @return 1 if hardware steering is active, 0 if not available.
  */

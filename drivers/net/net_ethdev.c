@@ -52,13 +52,25 @@ ethdev_link_up(struct amrma_net_dev *dev)
 	       link.link_status == RTE_ETH_LINK_UP;
 }
 
+/* Destroy the rules amrma_net_steer() created, and only those: the port is the host's. */
 static void
-ethdev_close(struct amrma_net_dev *dev)
+unsteer(struct amrma_net_dev *dev)
 {
 	struct rte_flow_error err;
 
-	if (dev->hw_steering)
-		rte_flow_flush(dev->port_id, &err);
+	while (dev->nb_flows > 0) {
+		dev->nb_flows--;
+		if (rte_flow_destroy(dev->port_id, dev->flows[dev->nb_flows], &err) != 0)
+			NET_LOG(WARNING, "port %u: rte_flow rule not destroyed (%s)",
+				dev->port_id, err.message ? err.message : "?");
+	}
+	dev->hw_steering = false;
+}
+
+static void
+ethdev_close(struct amrma_net_dev *dev)
+{
+	unsteer(dev);
 }
 
 static const struct amrma_net_ops ethdev_ops = {
@@ -198,24 +210,28 @@ amrma_net_steer(struct amrma_net_dev *dev, uint16_t udp_base)
 		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &queue },
 		{ .type = RTE_FLOW_ACTION_TYPE_END },
 	};
-	struct rte_flow_error err;
+	struct rte_flow_error err = { .message = NULL };
+	struct rte_flow *flow;
 	uint16_t i;
 
-	dev->hw_steering = false;
+	unsteer(dev);
 	if (dev->nb_queues < 2)
 		return 0;	/* one queue: nothing to steer */
 	mask.hdr.dst_port = RTE_BE16(0xffff);
 	for (i = 0; i < dev->nb_queues; i++) {
 		spec.hdr.dst_port = rte_cpu_to_be_16(udp_base + i);
 		queue.index = i;
-		if (rte_flow_validate(dev->port_id, &attr, pattern, actions, &err) != 0 ||
-		    rte_flow_create(dev->port_id, &attr, pattern, actions, &err) == NULL) {
-			rte_flow_flush(dev->port_id, &err);
+		flow = NULL;
+		if (rte_flow_validate(dev->port_id, &attr, pattern, actions, &err) == 0)
+			flow = rte_flow_create(dev->port_id, &attr, pattern, actions, &err);
+		if (flow == NULL) {
+			unsteer(dev);
 			NET_LOG(INFO, "port %u: no rte_flow UDP steering (%s): contexts "
 				"redistribute in software", dev->port_id,
 				err.message ? err.message : "unsupported");
 			return 0;
 		}
+		dev->flows[dev->nb_flows++] = flow;
 	}
 	dev->hw_steering = true;
 	NET_LOG(INFO, "port %u: UDP ports %u-%u steered to queues 0-%u by rte_flow",

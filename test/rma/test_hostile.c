@@ -430,16 +430,18 @@ test_tsend_never_taken(void **state)
 	tdata_seen = 0;
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), to, AMRMA_RMA_H_RGET, args, 6, NULL,
 					  0, status_done, &status), 0);
+	/* the send is retried: chunks keep coming (how many before the deadline depends
+	 * on the machine's speed, so only that it retried is asserted) */
 	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while ((status == 1 || tdata_seen < 100) && rte_get_tsc_cycles() < end) {
+	while ((status == 1 || tdata_seen < 2) && rte_get_tsc_cycles() < end) {
 		h_step(&h);
 		amrma_rma_progress(rma);
 	}
 	assert_int_equal(status, 0);
-	assert_true(tdata_seen >= 100);
-	assert_int_equal(amrma_rma_outstanding(h_ctx(&h, 1, 0)), 1);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 4;
-	while (rte_get_tsc_cycles() < end) {
+	assert_true(tdata_seen >= 2);
+	/* and expires: without a deadline it stayed for good */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (amrma_rma_outstanding(h_ctx(&h, 1, 0)) != 0 && rte_get_tsc_cycles() < end) {
 		h_step(&h);
 		amrma_rma_progress(rma);
 	}

@@ -107,7 +107,7 @@ enum amrma_csum {
 struct amrma_node_conf {
 	uint16_t node_id;		/**< unique id, < max_nodes */
 	uint16_t max_nodes;		/**< bound on peer node ids */
-	uint16_t nb_ctx;		/**< contexts (<= dev->nb_queues, <= 64: the wire names 64) */
+	uint16_t nb_ctx;		/**< contexts (<= dev->nb_queues, <= 64 on the wire) */
 	rte_be32_t ip;			/**< our IPv4 address */
 	uint16_t udp_base;		/**< UDP port of context 0 (same on all nodes) */
 	struct amrma_net_dev *dev;	/**< opened transport (caller keeps it alive) */

@@ -357,7 +357,8 @@ amrma_am_stats_foreach(const struct amrma_am_stats *s,
 		fn(name, s->rx_rejected[i], arg);
 	}
 	F(unknown_peer); F(unknown_handler); F(bad_token); F(bad_ack); F(duplicates);
-	F(out_of_window); F(no_reply_room); F(no_reply_mbuf); F(reply_spares); F(redirected); F(redirect_drops);
+	F(out_of_window); F(no_reply_room); F(no_reply_mbuf); F(reply_spares);
+	F(redirected); F(redirect_drops);
 	F(requests_handled); F(replies_handled); F(auto_replies); F(rule_violations);
 	F(retransmits); F(fast_retransmits); F(timeouts); F(acks_sent); F(tx_drops);
 	F(ops_completed); F(ops_failed); F(peers_dead); F(peer_restarts); F(stale_epoch);

@@ -412,7 +412,8 @@ h_mbufs_in_use(const struct harness *h)
 	for (i = 0; i < h->nb_nodes; i++) {
 		struct amrma_am_stats st;
 
-		if (h->n[i].node == NULL || amrma_ctx_pool(amrma_node_ctx(h->n[i].node, 0)) != h->pool)
+		if (h->n[i].node == NULL ||
+		    amrma_ctx_pool(amrma_node_ctx(h->n[i].node, 0)) != h->pool)
 			continue;
 		amrma_node_stats_get(h->n[i].node, &st);
 		spares += (unsigned int)st.reply_spares;

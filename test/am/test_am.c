@@ -1724,17 +1724,6 @@ big_reply_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrm
 			      sizeof(big_reply), 0);
 }
 
-static int
-empty_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	      void *arg)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(tok);
-	RTE_SET_USED(msg);
-	RTE_SET_USED(arg);
-	return 0;
-}
-
 /*
  * A reply built over its request stays open for the replies to the frames after it. Node
  * 1's frames come from a pool of 320-byte mbufs (as a NIC's RX pool may be smaller than the
@@ -1764,7 +1753,7 @@ test_open_reply_in_small_mbuf(void **state)
 	c.pool = small;
 	assert_int_equal(amrma_node_create(&c, &h.n[1].node), 0);
 	assert_int_equal(amrma_node_add_peer(h.n[1].node, 0, &h.n[0].dev.mac, h.n[0].ip, 1), 0);
-	amrma_am_register(h.n[0].node, H_NOTHING, empty_handler, NULL);
+	amrma_am_register(h.n[0].node, H_NOTHING, nothing_handler, NULL);
 	amrma_am_register(h.n[0].node, H_SINK, big_reply_handler, NULL);
 	memset(rv_called, 0, sizeof(rv_called));
 	/* a first exchange: both know each other */

@@ -23,6 +23,7 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "hold_port.h"
 #include "rma_priv.h"	/* the target's tag engine */
 
 #define NODES 3
@@ -1309,66 +1310,10 @@ test_zero_copy_and_events(void **state)
 }
 
 /*
- * A port that keeps every frame it sent until asked to let go (rte_eth_tx_done_cleanup):
- * NICs recycle TX descriptors lazily, net_memif in zero-copy mode frees on its next TX
- * call. A zero-copy put's source is released only with its last frame, so the RMA engine
- * must ask; otherwise the operation waits for as long as the port stays quiet.
+ * A zero-copy put's source is released only with its last frame, so with a port that
+ * holds sent frames (test/lib/hold_port.h) the RMA engine must ask it to let go;
+ * otherwise the operation waits for as long as the port stays quiet.
  */
-#define HOLD_MAX 4096
-static struct rte_mbuf *held[HOLD_MAX];
-static unsigned int nb_held, cleanups;
-static bool stubborn;		/* the port ignores cleanups */
-static const struct amrma_net_ops *real_ops;
-
-static uint16_t
-hold_rx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
-{
-	return rte_eth_rx_burst(dev->port_id, q, pkts, n);
-}
-
-static void
-ref_chain(struct rte_mbuf *m, int16_t v)
-{
-	for (; m != NULL; m = m->next)
-		rte_mbuf_refcnt_update(m, v);
-}
-
-static uint16_t
-hold_tx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t i, sent;
-
-	/* our reference first: once sent, the peer frees the port's one at any time */
-	for (i = 0; i < n && nb_held + i < HOLD_MAX; i++)
-		ref_chain(pkts[i], 1);
-	n = i;
-	sent = rte_eth_tx_burst(dev->port_id, q, pkts, n);
-	for (i = 0; i < n; i++) {
-		if (i < sent)
-			held[nb_held++] = pkts[i];
-		else
-			ref_chain(pkts[i], -1);	/* still the caller's */
-	}
-	return sent;
-}
-
-static void
-hold_cleanup(struct amrma_net_dev *dev, uint16_t q)
-{
-	RTE_SET_USED(dev);
-	RTE_SET_USED(q);
-	cleanups++;
-	while (!stubborn && nb_held > 0)
-		rte_pktmbuf_free(held[--nb_held]);
-}
-
-static const struct amrma_net_ops hold_ops = {
-	.name = "hold",
-	.rx_burst = hold_rx,
-	.tx_burst = hold_tx,
-	.tx_cleanup = hold_cleanup,
-};
-
 static void
 test_zero_copy_port_holds_frames(void **state)
 {
@@ -1378,20 +1323,17 @@ test_zero_copy_port_holds_frames(void **state)
 	uint8_t *eal_mem = rte_malloc(NULL, len, 64);
 	struct amrma_rma_stats before, after;
 	unsigned int k;
-	bool ethdev = dev->ethdev;
 
 	RTE_SET_USED(state);
 	assert_non_null(eal_mem);
-	real_ops = dev->ops;
-	dev->ops = &hold_ops;
-	dev->ethdev = false;
+	hold_port_attach(dev);
 	for (k = 0; k < 2; k++) {
 		uint32_t proto = k == 0 ? AMRMA_RMA_F_PIPELINED : AMRMA_RMA_F_RENDEZVOUS;
 		amrma_rma_req_t req;
 
 		fill(eal_mem, len, 40 + k);
 		memset(target, 0, len);
-		cleanups = 0;
+		hold_cleanups = 0;
 		amrma_rma_stats_get(ctx, &before);
 		assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0,
 					       eal_mem, len, proto, NULL, NULL, &req), 0);
@@ -1400,28 +1342,10 @@ test_zero_copy_port_holds_frames(void **state)
 		amrma_rma_stats_get(ctx, &after);
 		assert_int_equal(after.zero_copy_chunks - before.zero_copy_chunks, 41);
 		assert_memory_equal(target, eal_mem, len);
-		assert_true(cleanups > 0);
+		assert_true(hold_cleanups > 0);
 	}
-	hold_cleanup(dev, 0);
-	dev->ops = real_ops;
-	dev->ethdev = ethdev;
+	hold_port_detach(dev);
 	rte_free(eal_mem);
-}
-
-/* frames the port holds with a segment attached to [p, p + len) */
-static unsigned int
-held_refs_into(const uint8_t *p, uint64_t len)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < nb_held; i++) {
-		const struct rte_mbuf *m;
-
-		for (m = held[i]; m != NULL; m = m->next)
-			n += RTE_MBUF_HAS_EXTBUF(m) && (const uint8_t *)m->buf_addr >= p &&
-			     (const uint8_t *)m->buf_addr < p + len;
-	}
-	return n;
 }
 
 /*
@@ -1436,7 +1360,6 @@ test_local_done_while_port_holds(void **state)
 	uint64_t len = 20 * (uint64_t)mtu + 3;
 	uint8_t *eal_mem = rte_malloc(NULL, len, 64);
 	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
-	bool ethdev = dev->ethdev;
 	struct evlog l = { 0 };
 	unsigned int held_refs, nb_ev;
 	amrma_rma_req_t req;
@@ -1446,25 +1369,21 @@ test_local_done_while_port_holds(void **state)
 	RTE_SET_USED(state);
 	assert_non_null(eal_mem);
 	fill(eal_mem, len, 50);
-	real_ops = dev->ops;
-	dev->ops = &hold_ops;
-	dev->ethdev = false;
-	stubborn = true;
+	hold_port_attach(dev);
+	hold_stubborn = true;
 	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0, eal_mem,
 		len, AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB, ev_cb, &l, &req), 0);
 	op = &rc_of(ctx)->ops[(uint32_t)req];
 	while (op->state != OP_FINISHING && rte_get_tsc_cycles() < end)
 		rma_step();
 	finishing = op->state == OP_FINISHING;
-	held_refs = held_refs_into(eal_mem, len);
+	held_refs = hold_refs_into(eal_mem, len);
 	nb_ev = (unsigned int)l.n;
 	ld = amrma_rma_local_done(ctx, req);
 	/* the port lets go: the put completes (the port is restored before any assert) */
-	stubborn = false;
+	hold_stubborn = false;
 	assert_int_equal(wait_req(ctx, req), 0);
-	hold_cleanup(dev, 0);
-	dev->ops = real_ops;
-	dev->ethdev = ethdev;
+	hold_port_detach(dev);
 	assert_true(finishing);
 	assert_true(held_refs > 0);
 	assert_int_equal(nb_ev, 0);	/* no EV_LOCAL yet... */

@@ -20,6 +20,7 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "hold_port.h"
 #include "rma_priv.h"	/* the ext pool and the op table */
 
 #define REGION (1u << 20)
@@ -168,65 +169,6 @@ test_destroy_with_zero_copy_in_flight(void **state)
 	rte_free(src);
 }
 
-/* a port that keeps sent frames until cleanup, and ignores cleanup while stubborn */
-#define HOLD_MAX 4096
-static struct rte_mbuf *held[HOLD_MAX];
-static unsigned int nb_held;
-static bool stubborn;
-static const struct amrma_net_ops *real_ops;
-static bool real_ethdev;
-
-static uint16_t
-hold_rx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
-{
-	return rte_eth_rx_burst(dev->port_id, q, pkts, n);
-}
-
-static void
-ref_chain(struct rte_mbuf *m, int16_t v)
-{
-	for (; m != NULL; m = m->next)
-		rte_mbuf_refcnt_update(m, v);
-}
-
-static uint16_t
-hold_tx(struct amrma_net_dev *dev, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint16_t i, sent;
-
-	for (i = 0; i < n && nb_held + i < HOLD_MAX; i++)
-		ref_chain(pkts[i], 1);
-	n = i;
-	sent = rte_eth_tx_burst(dev->port_id, q, pkts, n);
-	for (i = 0; i < n; i++) {
-		if (i < sent)
-			held[nb_held++] = pkts[i];
-		else
-			ref_chain(pkts[i], -1);
-	}
-	return sent;
-}
-
-static void
-release_held(void)
-{
-	while (nb_held > 0)
-		rte_pktmbuf_free(held[--nb_held]);
-}
-
-static void
-hold_cleanup(struct amrma_net_dev *dev, uint16_t q)
-{
-	RTE_SET_USED(dev);
-	RTE_SET_USED(q);
-	if (!stubborn)
-		release_held();
-}
-
-static const struct amrma_net_ops hold_ops = {
-	.name = "hold", .rx_burst = hold_rx, .tx_burst = hold_tx, .tx_cleanup = hold_cleanup,
-};
-
 /*
  * Every reply of a zero-copy put is in, the port holds its frames (OP_FINISHING), and the
  * engine is destroyed. A port that lets go when asked: the destroy asks, the source is
@@ -247,10 +189,7 @@ test_destroy_port_holds(void **state)
 	assert_non_null(src);
 	memset(src, 5, len);
 	amrma_rma_conf_defaults(&rc);
-	real_ops = dev->ops;
-	real_ethdev = dev->ethdev;
-	dev->ops = &hold_ops;
-	dev->ethdev = false;
+	hold_port_attach(dev);
 	for (k = 0; k < 2; k++) {
 		struct rte_mempool *ext = R[0]->ext_pool;
 		char ext_name[RTE_MEMPOOL_NAMESIZE];
@@ -261,26 +200,25 @@ test_destroy_port_holds(void **state)
 		bool finishing;
 
 		snprintf(ext_name, sizeof(ext_name), "%s", ext->name);
-		stubborn = true;
+		hold_stubborn = true;
 		assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0, src,
 			len, AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB, ev_cb, &l, &req), 0);
 		op = &rc_of(ctx)->ops[(uint32_t)req];
 		while (op->state != OP_FINISHING && rte_get_tsc_cycles() < end)
 			step();
 		finishing = op->state == OP_FINISHING;
-		stubborn = k == 1;
+		hold_stubborn = k == 1;
 		amrma_rma_destroy(R[0]);
 		R[0] = NULL;
 		if (k == 1) {
 			/* the pool is still there for the frames the port frees now */
 			assert_ptr_equal(rte_mempool_lookup(ext_name), ext);
-			assert_true(nb_held > 0);
-			stubborn = false;
-			release_held();
+			assert_true(hold_nb_held() > 0);
+			hold_port_release();
 			assert_int_equal(rte_mempool_in_use_count(ext), 0);
 		} else {
 			assert_null(rte_mempool_lookup(ext_name));
-			assert_int_equal(nb_held, 0);
+			assert_int_equal(hold_nb_held(), 0);
 		}
 		assert_true(finishing);
 		assert_int_equal(l.status, -ECANCELED);
@@ -296,14 +234,7 @@ test_destroy_port_holds(void **state)
 static int
 teardown_hold(void **state)
 {
-	struct amrma_net_dev *dev = &H.n[0].dev;
-
-	stubborn = false;
-	release_held();
-	if (real_ops != NULL) {
-		dev->ops = real_ops;
-		dev->ethdev = real_ethdev;
-	}
+	hold_port_detach(&H.n[0].dev);
 	return teardown(state);
 }
 

@@ -52,6 +52,20 @@ for h in "$incdir"/*.h; do
 done
 [ $status -eq 0 ] && echo "headers: each compiles alone with -Wall -Wextra -Werror"
 
+# 1b. the library exports the public API and nothing else: amrma_* functions, no data
+# (the log type variables are internal)
+so=$(find "$dest" -name 'libamrma.so.*' -type f | head -1)
+if command -v nm >/dev/null && [ -n "$so" ]; then
+	bad=$(nm -D --defined-only "$so" | awk '$2 != "A" && !($2 == "T" && $3 ~ /^amrma_/)')
+	if [ -n "$bad" ]; then
+		echo "FAIL: exported beyond the public functions:"
+		echo "$bad" | head -10 | sed 's/^/    /'
+		status=1
+	else
+		echo "exports: $(nm -D --defined-only "$so" | awk '$2 == "T"' | wc -l) amrma_* functions, nothing else"
+	fi
+fi
+
 # 2. the example, with nothing but pkg-config's flags
 flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs libamrma)
 echo "pkg-config --cflags --libs libamrma:"

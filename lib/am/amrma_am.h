@@ -56,7 +56,12 @@ struct amrma_ep {
 /** Identifies the request a handler is running for; only valid while it runs. */
 typedef uint64_t amrma_am_token_t;
 
-/** What a handler sees of a message. The payload stays in the mbuf (no copy). */
+/**
+ * What a handler sees of a message. A payload in one segment is read in place (payload
+ * points into mbuf, no copy); one that spans segments is copied into a per-context buffer
+ * that the next such message overwrites, so payload is valid only while the handler runs.
+ * A handler that keeps the mbuf reads kept data from the mbuf (rte_pktmbuf_read()).
+ */
 struct amrma_am_msg {
 	struct amrma_ep src;		/**< sender */
 	uint16_t handler;		/**< index that was invoked */
@@ -75,7 +80,11 @@ struct amrma_am_msg {
 /** The AM core's own handler: a peer says it leaves (amrma_node_leave()). */
 #define AMRMA_AM_H_LEAVE 255
 
-/** Handler return value meaning "I keep msg->mbuf and will free it myself". */
+/**
+ * Handler return value meaning "I keep msg->mbuf and will free it myself". Until the
+ * handler has returned the library may still read the mbuf (a reply whose payload lies in
+ * it is built then): free it, or hand it to another lcore, only afterwards.
+ */
 #define AMRMA_AM_KEEP_MBUF 1
 
 /**
@@ -250,6 +259,8 @@ int amrma_am_reply(struct amrma_ctx *ctx, amrma_am_token_t tok, uint16_t handler
  * acks, retransmit timers, TX flush.
  * @return the amount of work done: frames received, frames handed to the port and the
  *   poll hook's work. 0 = idle: frames waiting for a port that takes none do not count.
+ *   -EPERM from inside a poll of ctx (a handler, a completion callback, the hook): a
+ *   nested poll would dispatch another request over the running handler's.
  */
 int amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget);
 
@@ -263,7 +274,8 @@ void amrma_ctx_set_hook(struct amrma_ctx *ctx, amrma_ctx_hook_t fn, void *arg);
 void *amrma_ctx_priv(const struct amrma_ctx *ctx);
 void amrma_ctx_set_priv(struct amrma_ctx *ctx, void *priv);
 
-/** Poll every context of the node (one lcore runs the whole node). */
+/** Poll every context of the node (one lcore runs the whole node): work done, or -EPERM
+ * as amrma_ctx_poll(). */
 int amrma_node_poll(struct amrma_node *node, unsigned int budget);
 
 /** Requests issued on ctx that have not completed. */

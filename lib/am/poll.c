@@ -86,6 +86,8 @@ amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget)
 	 */
 	if (unlikely(ctx->parked))
 		return ctx_parked_poll(ctx);
+	if (unlikely(ctx->in_poll))
+		return -EPERM;
 	ctx->in_poll = true;
 	if (queued) {
 		/* requests issued since the last poll leave first */
@@ -147,11 +149,15 @@ out:
 int
 amrma_node_poll(struct amrma_node *node, unsigned int budget)
 {
-	int work = 0;
+	int work = 0, ret;
 	uint16_t i;
 
-	for (i = 0; i < node->conf.nb_ctx; i++)
-		work += amrma_ctx_poll(&node->ctx[i], budget);
+	for (i = 0; i < node->conf.nb_ctx; i++) {
+		ret = amrma_ctx_poll(&node->ctx[i], budget);
+		if (unlikely(ret < 0))
+			return ret;
+		work += ret;
+	}
 	return work;
 }
 

@@ -195,11 +195,18 @@ int amrma_rma_test(struct amrma_ctx *ctx, amrma_rma_req_t req, int *status);
  */
 int amrma_rma_local_done(struct amrma_ctx *ctx, amrma_rma_req_t req);
 
-/** Poll ctx until req completes; returns its status (or -EINVAL). */
+/**
+ * Poll ctx until req completes; returns its status, -EINVAL if stale, or -EPERM from
+ * inside a poll of ctx (a handler or a callback: waiting there could only spin). The
+ * peer must make progress elsewhere (its own lcore or service).
+ */
 int amrma_rma_wait(struct amrma_ctx *ctx, amrma_rma_req_t req);
 
-/** Poll ctx until every operation it issued to dst completed. */
-void amrma_rma_flush(struct amrma_ctx *ctx, struct amrma_ep dst);
+/**
+ * Poll ctx until every operation it issued to the endpoint dst completed: 0, -EINVAL
+ * without an RMA engine on ctx, or -EPERM from inside a poll of ctx.
+ */
+int amrma_rma_flush(struct amrma_ctx *ctx, struct amrma_ep dst);
 
 /** Operations of ctx not yet released. */
 unsigned int amrma_rma_outstanding(const struct amrma_ctx *ctx);

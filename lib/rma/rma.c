@@ -590,34 +590,40 @@ amrma_rma_wait(struct amrma_ctx *ctx, amrma_rma_req_t req)
 	int status = 0, ret;
 
 	while ((ret = amrma_rma_test(ctx, req, &status)) == 0) {
-		amrma_ctx_poll(ctx, 32);
+		/* from inside a poll of ctx (a handler, a callback) it could only spin */
+		if (amrma_ctx_poll(ctx, 32) < 0)
+			return -EPERM;
 		if (amrma_rma_of(ctx)->conf.progress_ctx == amrma_ctx_index(ctx))
 			amrma_rma_progress(amrma_rma_of(ctx));
 	}
 	return ret < 0 ? ret : status;
 }
 
-void
+int
 amrma_rma_flush(struct amrma_ctx *ctx, struct amrma_ep dst)
 {
-	struct rma_ctx *rc = rc_of(ctx);
+	struct rma_ctx *rc = ctx != NULL ? rc_of(ctx) : NULL;
 	bool pending;
 	uint32_t i;
 
+	if (rc == NULL)
+		return -EINVAL;
 	do {
 		pending = false;
 		for (i = 0; i < rc->rma->conf.max_ops && !pending; i++) {
 			const struct rma_op *op = &rc->ops[i];
 
 			pending = op->state != OP_FREE && op->state != OP_COMPLETE &&
-				  op->kind != OP_TSEND && op->dst.node == dst.node;
+				  op->kind != OP_TSEND && ep_same(op->dst, dst);
 		}
 		if (pending) {
-			amrma_ctx_poll(ctx, 32);
+			if (amrma_ctx_poll(ctx, 32) < 0)
+				return -EPERM;
 			if (rc->rma->conf.progress_ctx == amrma_ctx_index(ctx))
 				amrma_rma_progress(rc->rma);
 		}
 	} while (pending);
+	return 0;
 }
 
 unsigned int

@@ -22,7 +22,7 @@
 #include "harness.h"
 
 enum { H_ECHO = 1, H_ECHO_REPLY, H_RULES, H_RULES_REPLY, H_FAIL, H_COUNT, H_NOTHING, H_SINK,
-       H_SHIFT, H_KEEP, H_OUTSIDE, H_OVER_REPLY };
+       H_SHIFT, H_KEEP, H_OUTSIDE, H_OVER_REPLY, H_NESTED };
 
 /* --- a request/reply workload that checks exactly-once delivery and payload integrity --- */
 
@@ -1831,6 +1831,51 @@ test_reply_with_pool_empty(void **state)
 	quiesce_and_destroy(&h);
 }
 
+static int nested_ret[2];
+
+/* a handler that polls its own context: the nested poll would dispatch another request */
+static int
+nested_poll_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+		    const struct amrma_am_msg *msg, void *arg)
+{
+	RTE_SET_USED(msg);
+	RTE_SET_USED(arg);
+	nested_ret[0] = amrma_ctx_poll(ctx, 32);
+	nested_ret[1] = amrma_node_poll(amrma_ctx_node(ctx), 32);
+	return amrma_am_reply(ctx, tok, AMRMA_WIRE_NO_HANDLER, NULL, 0, NULL, 0, 0);
+}
+
+/*
+ * Polling a context from inside its own poll is refused: a nested poll that ran another
+ * request's handler overwrote the running handler's token, whose reply then failed with
+ * -EPERM and whose request never completed.
+ */
+static void
+test_nested_poll_refused(void **state)
+{
+	struct harness h;
+	uint64_t a[1] = { 0 };
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	echo_pair(&h);
+	amrma_am_register(h.n[1].node, H_NESTED, nested_poll_handler, NULL);
+	memset(rv_called, 0, sizeof(rv_called));
+	nested_ret[0] = nested_ret[1] = 1;
+	/* two requests in one burst: the first handler's nested poll would take the second */
+	for (i = 1; i <= 2; i++)
+		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+						  H_NESTED, a, 1, NULL, 0, rv_done,
+						  (void *)(uintptr_t)i), 0);
+	assert_true(h_run_until(&h, rv_called_cond, (void *)2, 2000));
+	assert_true(h_run_until(&h, rv_called_cond, (void *)1, 2000));
+	assert_int_equal(nested_ret[0], -EPERM);
+	assert_int_equal(nested_ret[1], -EPERM);
+	assert_int_equal(rv_status[1], 0);
+	assert_int_equal(rv_status[2], 0);
+	quiesce_and_destroy(&h);
+}
+
 int
 main(void)
 {
@@ -1858,6 +1903,7 @@ main(void)
 		cmocka_unit_test(test_restart_retransmit_names_life),
 		cmocka_unit_test(test_open_reply_in_small_mbuf),
 		cmocka_unit_test(test_reply_with_pool_empty),
+		cmocka_unit_test(test_nested_poll_refused),
 	};
 
 	h_eal_init("amrma_test_am");

@@ -318,7 +318,7 @@ h_faults(struct harness *h, unsigned int i, uint32_t drop, uint32_t dup,
 							    &hn->fault);
 }
 
-static int
+int
 h_switch(struct harness *h)
 {
 	struct rte_mbuf *pkts[64];

@@ -57,6 +57,14 @@ void h_eal_init(const char *prefix);
 
 /** The same with one extra --vdev (e.g. "dma_skeleton"). */
 void h_eal_init_vdev(const char *prefix, const char *vdev);
+/**
+ * Move every frame the nodes sent to the receive queues of the node it is addressed to:
+ * the wire. h_step() does it before it polls; a test whose nodes are polled on other
+ * lcores calls it from one lcore (the rings are single-producer, single-consumer).
+ * @return frames moved.
+ */
+int h_switch(struct harness *h);
+
 /** The same with EAL lcores (-l) and service lcores (-S, NULL: none). */
 void h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
 		       const char *service_lcores);

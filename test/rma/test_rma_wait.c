@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * amrma_rma_wait() and amrma_rma_flush() poll only the caller's context, so the peer
+ * makes progress elsewhere: node 1 runs as two rte_services (its node and its RMA
+ * progress engine) on service lcore 1, with a third moving the frames between the nodes,
+ * while this thread (lcore 0) drives node 0.
+ * Needs two CPUs; skipped (77) with one.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_service.h>
+#include <rte_service_component.h>
+
+#include "amrma_rma.h"
+#include "harness.h"
+
+#define SVC_LCORE 1
+#define REGION (8u << 20)
+
+static struct harness H;
+static struct amrma_rma *R[2];
+static uint32_t sid[3];
+static uint8_t *target, *src;
+static uint64_t key;
+static const struct amrma_ep ep = { .node = 1, .ctx = 0 };
+
+static void
+fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
+/* the wire between the nodes, as a service on the service lcore */
+static int32_t
+switch_run(void *arg)
+{
+	return h_switch(arg) > 0 ? 0 : -EAGAIN;
+}
+
+static int
+setup(void **state)
+{
+	struct amrma_region *reg;
+	struct amrma_rma_conf rc;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&H, 2, 1, NULL), 0);
+	H.n[1].polled_elsewhere = true;
+	amrma_rma_conf_defaults(&rc);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
+	target = aligned_alloc(4096, REGION);
+	src = rte_malloc(NULL, REGION, 64);
+	assert_non_null(target);
+	assert_non_null(src);
+	memset(target, 0, REGION);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), target, REGION,
+		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	/* node 1 and its progress engine on the service lcore, one after the other */
+	assert_int_equal(amrma_node_service_register(H.n[1].node, &sid[0]), 0);
+	assert_int_equal(amrma_rma_service_register(R[1], &sid[1]), 0);
+	{
+		struct rte_service_spec spec = { .callback = switch_run, .callback_userdata = &H };
+
+		snprintf(spec.name, sizeof(spec.name), "test_switch");
+		assert_int_equal(rte_service_component_register(&spec, &sid[2]), 0);
+		assert_int_equal(rte_service_component_runstate_set(sid[2], 1), 0);
+	}
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(rte_service_map_lcore_set(sid[i], SVC_LCORE, 1), 0);
+		assert_int_equal(rte_service_runstate_set(sid[i], 1), 0);
+	}
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < 3; i++)
+		rte_service_runstate_set(sid[i], 0);
+	for (i = 0; i < 3; i++)
+		while (rte_service_may_be_active(sid[i]) == 1)
+			rte_pause();
+	rte_service_component_runstate_set(sid[2], 0);
+	rte_service_component_unregister(sid[2]);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(R[i]);
+	h_destroy(&H);
+	free(target);
+	rte_free(src);
+	return 0;
+}
+
+static void
+test_wait(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint32_t proto[] = { AMRMA_RMA_F_SHORT, AMRMA_RMA_F_PIPELINED, AMRMA_RMA_F_RENDEZVOUS };
+	uint64_t len[] = { 100, 256 * 1024 + 3, 1 << 20 };
+	amrma_rma_req_t req;
+	unsigned int k;
+
+	RTE_SET_USED(state);
+	for (k = 0; k < RTE_DIM(proto); k++) {
+		fill(src, len[k], k);
+		assert_int_equal(amrma_rma_put(ctx, ep, key, 4096 * k, src, len[k], proto[k],
+					       NULL, NULL, &req), 0);
+		assert_int_equal(amrma_rma_wait(ctx, req), 0);
+		assert_memory_equal(target + 4096 * k, src, len[k]);
+		/* the handle is released: asking again is stale */
+		assert_int_equal(amrma_rma_wait(ctx, req), -EINVAL);
+	}
+}
+
+static void
+test_flush(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	const uint64_t len = 64 * 1024;
+	amrma_rma_req_t req[8];
+	int status;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	fill(src, 8 * len, 99);
+	for (i = 0; i < RTE_DIM(req); i++)
+		assert_int_equal(amrma_rma_put(ctx, ep, key, i * len, src + i * len, len,
+					       AMRMA_RMA_F_PIPELINED, NULL, NULL, &req[i]), 0);
+	assert_int_equal(amrma_rma_flush(ctx, ep), 0);
+	for (i = 0; i < RTE_DIM(req); i++) {
+		status = 1;
+		assert_int_equal(amrma_rma_test(ctx, req[i], &status), 1);
+		assert_int_equal(status, 0);
+	}
+	assert_memory_equal(target, src, 8 * len);
+	/* nothing to wait for: at once */
+	assert_int_equal(amrma_rma_flush(ctx, ep), 0);
+	/* a context without an RMA engine */
+	assert_int_equal(amrma_rma_flush(NULL, ep), -EINVAL);
+}
+
+struct nested {
+	amrma_rma_req_t big;
+	int wait_ret, flush_ret;
+	bool called;
+};
+
+/* the small put's completion, inside node 0's poll: waiting there could only spin */
+static void
+small_done(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct nested *n = arg;
+
+	RTE_SET_USED(status);
+	if (ev != AMRMA_RMA_EV_DONE)
+		return;
+	n->called = true;
+	n->wait_ret = amrma_rma_wait(ctx, n->big);
+	n->flush_ret = amrma_rma_flush(ctx, ep);
+}
+
+static void
+test_wait_inside_poll(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct nested n = { 0 };
+	amrma_rma_req_t small;
+
+	RTE_SET_USED(state);
+	fill(src, 4 << 20, 7);
+	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 64, AMRMA_RMA_F_SHORT, small_done,
+				       &n, &small), 0);
+	/* queued behind it on the same channel: not complete when small's reply is handled */
+	assert_int_equal(amrma_rma_put(ctx, ep, key, 4096, src + 4096, (4 << 20) - 4096,
+				       AMRMA_RMA_F_PIPELINED, NULL, NULL, &n.big), 0);
+	assert_int_equal(amrma_rma_flush(ctx, ep), 0);
+	assert_true(n.called);
+	assert_int_equal(n.wait_ret, -EPERM);
+	assert_int_equal(n.flush_ret, -EPERM);
+	assert_int_equal(amrma_rma_wait(ctx, n.big), 0);
+	assert_memory_equal(target, src, 64);
+	assert_memory_equal(target + 4096, src + 4096, (4 << 20) - 4096);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wait),
+		cmocka_unit_test(test_flush),
+		cmocka_unit_test(test_wait_inside_poll),
+	};
+	int ret;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("SKIP: needs two CPUs (a service lcore beside the test's)\n");
+		return 77;
+	}
+	h_eal_init_lcores("amrma_test_rma_wait", NULL, "0-1", "1");
+	ret = rte_service_lcore_start(SVC_LCORE);	/* EAL may have started it */
+	if (ret != 0 && ret != -EALREADY) {
+		printf("cannot start service lcore %u: %d\n", SVC_LCORE, ret);
+		return 1;
+	}
+	ret = cmocka_run_group_tests(tests, setup, teardown);
+	rte_service_lcore_stop(SVC_LCORE);
+	return ret;
+}

@@ -472,6 +472,24 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 	return rma_poll_work(ctx, rc);
 }
 
+/*
+ * start: the first window. A first chunk the AM layer refuses outright (-EPERM in a reply
+ * handler, -EINVAL for an unknown endpoint, -ENOTCONN for a dead peer) is the caller's
+ * error, returned with nothing sent, rather than the operation's, reported by callback.
+ */
+static int
+op_issue_first(struct rma_ctx *rc, struct rma_op *op)
+{
+	int ret = send_chunk(rc, op, 0);
+
+	if (ret != 0 && ret != -EAGAIN)
+		return ret;
+	if (ret == 0)
+		op->next_chunk++;
+	op_issue(rc, op);
+	return 0;
+}
+
 static int
 start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
       uint64_t offset, void *buf, size_t len, uint32_t flags, amrma_rma_cb_t cb, void *arg,
@@ -518,8 +536,7 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	} else {
 		op->state = OP_ISSUING;
 		TAILQ_INSERT_TAIL(&rc->active, op, next);
-		ret = 0;
-		op_issue(rc, op);	/* the first window leaves at once */
+		ret = op_issue_first(rc, op);	/* the first window leaves at once */
 	}
 	if (ret != 0) {
 		/* nothing was sent: the op never existed */

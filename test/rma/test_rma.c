@@ -1394,11 +1394,52 @@ test_local_done_while_port_holds(void **state)
 	rte_free(eal_mem);
 }
 
+static unsigned int start_cb_calls;
+
+static void
+start_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(arg);
+	RTE_SET_USED(ev);
+	RTE_SET_USED(status);
+	start_cb_calls++;
+}
+
+/*
+ * An operation the AM layer refuses at once (here: to a node that is no peer) fails in the
+ * call, as documented, in every protocol: the short and pipelined ones returned 0 and ran
+ * the callback with the error from inside the call.
+ */
+static void
+test_start_errors_returned(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	const struct amrma_ep nobody = { .node = 7, .ctx = 0 };
+	const uint64_t len[] = { 100, 20 * (uint64_t)mtu, 1 << 20 };
+	unsigned int k;
+
+	RTE_SET_USED(state);
+	start_cb_calls = 0;
+	for (k = 0; k < RTE_DIM(protos); k++) {
+		amrma_rma_req_t req = 1;
+
+		assert_int_equal(amrma_rma_put(ctx, nobody, key_rw, 0, src, len[k], protos[k],
+					       start_cb, NULL, &req), -EINVAL);
+		assert_int_equal(req, 0);
+		assert_int_equal(amrma_rma_get(ctx, nobody, key_rw, 0, dst, len[k], protos[k],
+					       start_cb, NULL, NULL), -EINVAL);
+	}
+	assert_int_equal(start_cb_calls, 0);
+	assert_int_equal(amrma_rma_outstanding(ctx), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_all_protocols),
+		cmocka_unit_test(test_start_errors_returned),
 		cmocka_unit_test(test_zero_copy_and_events),
 		cmocka_unit_test(test_zero_copy_port_holds_frames),
 		cmocka_unit_test(test_local_done_while_port_holds),

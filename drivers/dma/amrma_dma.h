@@ -31,13 +31,15 @@ extern "C" {
 
 struct amrma_copy_engine;
 
+/** A copy engine's operations (the CPU's, a dmadev's, or a test's). */
 struct amrma_copy_ops {
 	const char *name;
 	/** Copy len bytes; returns 0 or a negative errno (the bytes are then not placed). */
 	int (*copy)(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len);
-	void (*close)(struct amrma_copy_engine *e);
+	void (*close)(struct amrma_copy_engine *e);	/**< release the device, if any */
 };
 
+/** A copy engine that places RX data: amrma_copy_cpu_init() or amrma_copy_dmadev_init(). */
 struct amrma_copy_engine {
 	const struct amrma_copy_ops *ops;
 	int16_t dev_id;			/**< dmadev, or -1 */

@@ -169,14 +169,18 @@ int amrma_am_register(struct amrma_node *node, uint16_t index, amrma_am_handler_
 
 /** Context i of a node, or NULL. */
 struct amrma_ctx *amrma_node_ctx(struct amrma_node *node, uint16_t i);
+/** The node's number of contexts (conf.nb_ctx). */
 uint16_t amrma_node_nb_ctx(const struct amrma_node *node);
 
 /** Whether the node sends and verifies UDP checksums (conf.csum resolved for its port). */
 bool amrma_node_csum(const struct amrma_node *node);
+/** The node's id (conf.node_id). */
 uint16_t amrma_node_id(const struct amrma_node *node);
 /** This node's incarnation (carried in every frame; see docs/wire-format.md). */
 uint32_t amrma_node_epoch(const struct amrma_node *node);
+/** The node a context belongs to. */
 struct amrma_node *amrma_ctx_node(struct amrma_ctx *ctx);
+/** A context's index in its node (its queue on the port, its number on the wire). */
 uint16_t amrma_ctx_index(const struct amrma_ctx *ctx);
 
 /**
@@ -267,11 +271,16 @@ int amrma_ctx_poll(struct amrma_ctx *ctx, unsigned int budget);
 /** Work a protocol layer does on every poll of a context; returns work done. */
 typedef int (*amrma_ctx_hook_t)(struct amrma_ctx *ctx, void *arg);
 
-/** Install the poll hook of ctx (one per context; NULL removes it). */
+/**
+ * Install the poll hook of ctx (one per context; NULL removes it). The RMA engine
+ * (amrma_rma_create()) owns the hook and the priv pointer below of every context of its
+ * node: with an engine, do not set either.
+ */
 void amrma_ctx_set_hook(struct amrma_ctx *ctx, amrma_ctx_hook_t fn, void *arg);
 
 /** Per-context pointer for a protocol layer (e.g. RMA state); NULL until set. */
 void *amrma_ctx_priv(const struct amrma_ctx *ctx);
+/** Set it (one protocol layer per node: amrma_rma_create() refuses a set one, -EEXIST). */
 void amrma_ctx_set_priv(struct amrma_ctx *ctx, void *priv);
 
 /** Poll every context of the node (one lcore runs the whole node): work done, or -EPERM

@@ -91,6 +91,12 @@ struct amrma_rma_conf {
 					 *   cache (default 8 MiB; UINT64_MAX: never) */
 };
 
+/**
+ * The defaults: 1024 regions, 1024 operations per context, short = one frame's payload,
+ * rendezvous from 256 KiB for gets and 4 MiB for puts, 64 chunks in flight, a queue of
+ * 1024, zero copy on, progress on context 0, a 10 s rendezvous timeout, 1024 completion
+ * slots, streaming from 8 MiB (the thresholds measured: docs/rma.md).
+ */
 void amrma_rma_conf_defaults(struct amrma_rma_conf *conf);
 
 struct amrma_rma;
@@ -129,13 +135,19 @@ struct amrma_rma *amrma_rma_of(const struct amrma_ctx *ctx);
 #define AMRMA_RMA_F_RENDEZVOUS	(1u << 6)	/**< force the rendezvous protocol */
 #define AMRMA_RMA_F_COPY	(1u << 7)	/**< never zero-copy (source reusable at once) */
 
+/** What a completion callback reports (one call per event). */
 enum amrma_rma_event {
 	AMRMA_RMA_EV_LOCAL = 1,		/**< put: source buffer reusable */
 	AMRMA_RMA_EV_PACKET = 2,	/**< one packet placed (status is its status) */
 	AMRMA_RMA_EV_DONE = 4,		/**< operation complete (status 0 or first error) */
 };
 
-/** Completion callback; runs on the context's lcore. */
+/**
+ * Completion callback; runs on the context's lcore, inside its poll, sometimes inside the
+ * AM reply handler that completed the operation. It may start operations: one refused
+ * there (-EPERM: a reply handler sends nothing) fails in the call, and can be started
+ * again after the poll. It may not wait (amrma_rma_wait() returns -EPERM).
+ */
 typedef void (*amrma_rma_cb_t)(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev,
 			       int status);
 
@@ -258,6 +270,7 @@ struct amrma_rma_stats {
 	uint64_t completion_drops;	/**< target: completions not sent (queue, peer) */
 };
 
+/** The counters of ctx's part of the engine (all zero without an engine). */
 void amrma_rma_stats_get(const struct amrma_ctx *ctx, struct amrma_rma_stats *out);
 
 #ifdef __cplusplus

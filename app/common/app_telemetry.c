@@ -157,57 +157,43 @@ read_rma(struct app *a, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	return tel_locked(read_stats, params, d);
-}
+static const struct {
+	const char *cmd;
+	tel_read_t read;
+	const char *help;
+} tel_cmds[] = {
+	{ "/amrma/stats", read_stats,
+	  "amrma AM counters, summed over contexts. Parameters: int context (optional)" },
+	{ "/amrma/contexts", read_contexts,
+	  "amrma node: contexts, port, steering, outstanding operations" },
+	{ "/amrma/peers", read_peers, "amrma peers" },
+	{ "/amrma/regions", read_regions, "amrma exposed regions (no keys) and access checks" },
+	{ "/amrma/rma", read_rma, "amrma RMA counters" },
+};
 
+/* every command: its reader, under tel_lock */
 static int
-tel_contexts(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	(void)cmd;
-	return tel_locked(read_contexts, params, d);
-}
+	unsigned int i;
 
-static int
-tel_peers(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	return tel_locked(read_peers, params, d);
-}
-
-static int
-tel_regions(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	return tel_locked(read_regions, params, d);
-}
-
-static int
-tel_rma(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	(void)cmd;
-	return tel_locked(read_rma, params, d);
+	for (i = 0; i < RTE_DIM(tel_cmds); i++)
+		if (strcmp(cmd, tel_cmds[i].cmd) == 0)
+			return tel_locked(tel_cmds[i].read, params, d);
+	return -EINVAL;
 }
 
 int
 app_telemetry_init(struct app *a)
 {
-	int ret;
+	unsigned int i;
+	int ret = 0;
 
 	pthread_mutex_lock(&tel_lock);
 	tel_app = a;
 	pthread_mutex_unlock(&tel_lock);
-	ret = rte_telemetry_register_cmd("/amrma/stats", tel_stats,
-		"amrma AM counters, summed over contexts. Parameters: int context (optional)");
-	ret |= rte_telemetry_register_cmd("/amrma/contexts", tel_contexts,
-		"amrma node: contexts, port, steering, outstanding operations");
-	ret |= rte_telemetry_register_cmd("/amrma/peers", tel_peers, "amrma peers");
-	ret |= rte_telemetry_register_cmd("/amrma/regions", tel_regions,
-		"amrma exposed regions (no keys) and access checks");
-	ret |= rte_telemetry_register_cmd("/amrma/rma", tel_rma, "amrma RMA counters");
+	for (i = 0; i < RTE_DIM(tel_cmds); i++)
+		ret |= rte_telemetry_register_cmd(tel_cmds[i].cmd, tel_cmd, tel_cmds[i].help);
 	return ret;
 }
 

@@ -546,7 +546,6 @@ reply_spares_fill(struct amrma_ctx *ctx, unsigned int want)
 	if (rte_pktmbuf_alloc_bulk(ctx->pool, &ctx->reply_spare[have], want - have) != 0)
 		return false;
 	ctx->nb_reply_spare = (uint8_t)want;
-	ctx->st.reply_spares = want;
 	return true;
 }
 

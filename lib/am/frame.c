@@ -22,7 +22,6 @@ frame_alloc(struct amrma_ctx *ctx, const struct channel *ch,
 		if (f->type != AMRMA_WIRE_REPLY || ctx->nb_reply_spare == 0)
 			return NULL;
 		m = ctx->reply_spare[--ctx->nb_reply_spare];
-		ctx->st.reply_spares = ctx->nb_reply_spare;
 	}
 	p = rte_pktmbuf_append(m, len);
 	if (p == NULL) {

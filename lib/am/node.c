@@ -114,7 +114,6 @@ ctx_fini(struct amrma_ctx *ctx)
 	ctx->nb_tx = 0;
 	rte_pktmbuf_free_bulk(ctx->reply_spare, ctx->nb_reply_spare);
 	ctx->nb_reply_spare = 0;
-	ctx->st.reply_spares = 0;
 	ctx->tx_pend_bytes = 0;
 	while (ctx->steer != NULL && rte_ring_dequeue(ctx->steer, (void **)&m) == 0)
 		rte_pktmbuf_free(m);

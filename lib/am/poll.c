@@ -330,6 +330,7 @@ void
 amrma_ctx_stats_get(const struct amrma_ctx *ctx, struct amrma_am_stats *out)
 {
 	*out = ctx->st;
+	out->reply_spares = ctx->nb_reply_spare;	/* a gauge, read where it lives */
 }
 
 void
@@ -346,6 +347,7 @@ amrma_node_stats_get(const struct amrma_node *node, struct amrma_am_stats *out)
 
 		for (k = 0; k < n; k++)
 			dst[k] += src[k];
+		out->reply_spares += node->ctx[i].nb_reply_spare;
 	}
 }
 

@@ -21,7 +21,6 @@
 #include "amrma_am.h"
 #include "harness.h"
 
-#define SVC_LCORE 1
 
 static volatile int in_hook;	/* 1: the service sleeps in the hook; 2: it came back */
 static volatile int node_gone;	/* set once amrma_node_destroy() returned */
@@ -32,7 +31,7 @@ slow_hook(struct amrma_ctx *ctx, void *arg)
 {
 	RTE_SET_USED(ctx);
 	RTE_SET_USED(arg);
-	if (rte_lcore_id() == SVC_LCORE && in_hook == 0) {
+	if (rte_lcore_id() == H_SVC_LCORE && in_hook == 0) {
 		in_hook = 1;
 		usleep(200 * 1000);	/* a long poll: a slow handler, a page fault... */
 		if (node_gone)
@@ -55,7 +54,7 @@ service_in_poll(struct harness *h)
 	node_gone = 0;
 	after_destroy = 0;
 	assert_int_equal(amrma_node_service_register(h->n[0].node, &id), 0);
-	assert_int_equal(rte_service_map_lcore_set(id, SVC_LCORE, 1), 0);
+	assert_int_equal(rte_service_map_lcore_set(id, H_SVC_LCORE, 1), 0);
 	assert_int_equal(rte_service_runstate_set(id, 1), 0);
 	while (in_hook != 1)
 		rte_pause();
@@ -78,7 +77,7 @@ test_quiesce_waits_for_service(void **state)
 	while (rte_service_may_be_active(id) == 1)
 		rte_pause();
 	assert_int_equal(amrma_node_quiesce(h.n[0].node, 100 * 1000), 0);
-	assert_int_equal(rte_service_map_lcore_set(id, SVC_LCORE, 0), 0);
+	assert_int_equal(rte_service_map_lcore_set(id, H_SVC_LCORE, 0), 0);
 	h_destroy(&h);
 }
 
@@ -110,17 +109,10 @@ main(void)
 	};
 	int ret;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("SKIP: needs two CPUs (a service lcore beside the test's)\n");
-		return 77;
-	}
-	h_eal_init_lcores("amrma_test_service", NULL, "0-1", "1");
-	ret = rte_service_lcore_start(SVC_LCORE);	/* EAL may have started it */
-	if (ret != 0 && ret != -EALREADY) {
-		printf("cannot start service lcore %u: %d\n", SVC_LCORE, ret);
-		return 1;
-	}
+	ret = h_eal_init_service("amrma_test_service");
+	if (ret != 0)
+		return ret;
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	rte_service_lcore_stop(SVC_LCORE);
+	rte_service_lcore_stop(H_SVC_LCORE);
 	return ret;
 }

@@ -12,6 +12,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_service.h>
 
 #include "eal_rundir.h"
 #include "harness.h"
@@ -72,6 +73,27 @@ h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
 	eal_done = true;
 	atexit(eal_cleanup);
 	eal_rundir_cleanup_at_exit();	/* registered last: runs first, then EAL cleanup */
+}
+
+int
+h_eal_init_service(const char *prefix)
+{
+	char lcores[16], svc[8];
+	int ret;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("SKIP: needs two CPUs (a service lcore beside the test's)\n");
+		return 77;
+	}
+	snprintf(lcores, sizeof(lcores), "0-%u", H_SVC_LCORE);
+	snprintf(svc, sizeof(svc), "%u", H_SVC_LCORE);
+	h_eal_init_lcores(prefix, NULL, lcores, svc);
+	ret = rte_service_lcore_start(H_SVC_LCORE);	/* EAL may have started it */
+	if (ret != 0 && ret != -EALREADY) {
+		printf("cannot start service lcore %u: %d\n", H_SVC_LCORE, ret);
+		return 1;
+	}
+	return 0;
 }
 
 void

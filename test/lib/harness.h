@@ -69,6 +69,15 @@ int h_switch(struct harness *h);
 void h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
 		       const char *service_lcores);
 
+/** The lcore h_eal_init_service() runs as a service lcore, beside the test's lcore 0. */
+#define H_SVC_LCORE 1
+
+/**
+ * EAL with lcore 0 for the test and H_SVC_LCORE as a running service lcore. Returns 0, or
+ * the exit status for main(): 77 (skip: one CPU) or 1 (the service lcore did not start).
+ */
+int h_eal_init_service(const char *prefix);
+
 /** Set conf defaults used by tests (small timers so loss recovers quickly). */
 void h_conf(struct amrma_node_conf *c);
 

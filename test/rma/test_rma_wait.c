@@ -26,7 +26,6 @@
 #include "amrma_rma.h"
 #include "harness.h"
 
-#define SVC_LCORE 1
 #define REGION (8u << 20)
 
 static struct harness H;
@@ -89,7 +88,7 @@ setup(void **state)
 		assert_int_equal(rte_service_component_runstate_set(sid[2], 1), 0);
 	}
 	for (i = 0; i < 3; i++) {
-		assert_int_equal(rte_service_map_lcore_set(sid[i], SVC_LCORE, 1), 0);
+		assert_int_equal(rte_service_map_lcore_set(sid[i], H_SVC_LCORE, 1), 0);
 		assert_int_equal(rte_service_runstate_set(sid[i], 1), 0);
 	}
 	return 0;
@@ -217,22 +216,15 @@ main(void)
 	};
 	int ret;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("SKIP: needs two CPUs (a service lcore beside the test's)\n");
-		return 77;
-	}
 	/* valgrind runs one thread at a time: two spinning lcores took over 10 minutes */
 	if (getenv("AMRMA_UNDER_VALGRIND") != NULL) {
 		printf("SKIP: two busy lcores under valgrind\n");
 		return 77;
 	}
-	h_eal_init_lcores("amrma_test_rma_wait", NULL, "0-1", "1");
-	ret = rte_service_lcore_start(SVC_LCORE);	/* EAL may have started it */
-	if (ret != 0 && ret != -EALREADY) {
-		printf("cannot start service lcore %u: %d\n", SVC_LCORE, ret);
-		return 1;
-	}
+	ret = h_eal_init_service("amrma_test_rma_wait");
+	if (ret != 0)
+		return ret;
 	ret = cmocka_run_group_tests(tests, setup, teardown);
-	rte_service_lcore_stop(SVC_LCORE);
+	rte_service_lcore_stop(H_SVC_LCORE);
 	return ret;
 }

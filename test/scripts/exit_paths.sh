@@ -33,6 +33,16 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_stack_use_after_return
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:suppressions=$(cd "$(dirname "$0")/../.." && pwd)/scripts/ubsan.supp}
 fail=0
 
+# interrupt PID LOG BANNER: once PID printed BANNER, a second later SIGINT; sets rc to its
+# exit status
+interrupt() {
+	wait_banner "$1" "$2" "$3" || exit 1
+	sleep 1
+	kill -INT "$1"
+	rc=0
+	wait "$1" || rc=$?
+}
+
 clean_log() {	# NAME LOG: no sanitizer report in LOG
 	if grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$2"; then
 		echo "FAIL $1: sanitizer report"
@@ -65,11 +75,7 @@ INI
 	-- --config "$tmp/lonely.ini" >"$tmp/lonely.log" 2>&1 &
 p=$!
 pids+=("$p")
-wait_banner "$p" "$tmp/lonely.log" '^amrma-dataplane: node 1' || exit 1
-sleep 1
-kill -INT "$p"
-rc=0
-wait "$p" || rc=$?
+interrupt "$p" "$tmp/lonely.log" '^amrma-dataplane: node 1'
 pids=()
 if [ $rc -ne 1 ] || ! grep -q 'no region 0 (Interrupted' "$tmp/lonely.log"; then
 	echo "FAIL call cut short: exit $rc"
@@ -99,11 +105,7 @@ wait_banner "$t" "$tmp/target.log" '^amrma-dataplane: node 0' || exit 1
 	>"$tmp/rma.log" 2>&1 &
 p=$!
 pids+=("$p")
-wait_banner "$p" "$tmp/rma.log" '^amrma-dataplane: node 1' || exit 1
-sleep 1
-kill -INT "$p"
-rc=0
-wait "$p" || rc=$?
+interrupt "$p" "$tmp/rma.log" '^amrma-dataplane: node 1'
 if [ $rc -ne 1 ]; then
 	echo "FAIL RMA cut short: exit $rc"
 	tail -5 "$tmp/rma.log"

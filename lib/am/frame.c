@@ -104,8 +104,7 @@ frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, ui
 	struct rte_udp_hdr *udp = (void *)(ip + 1);
 
 	h->seq = rte_cpu_to_be_32(seq);
-	if (unlikely(h->dst_epoch == 0))
-		h->dst_epoch = rte_cpu_to_be_32(ch->peer_epoch);	/* learnt since built */
+	h->dst_epoch = rte_cpu_to_be_32(ch->peer_epoch);	/* perhaps learnt since built */
 	h->flags |= AMRMA_WIRE_F_ACK_VALID;
 	h->ack = rte_cpu_to_be_32(ch->rcv_next);
 	h->sack = rte_cpu_to_be_32((uint32_t)ch->rcv_mask);

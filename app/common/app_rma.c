@@ -71,6 +71,17 @@ abandon(struct app *a, void *p)
 		a->abandoned[a->nb_abandoned++] = p;
 }
 
+/* Whether the grace period after a stop signal is over (*end: 0 until it starts). */
+static bool
+grace_over(uint64_t *end)
+{
+	if (!app_stop)
+		return false;
+	if (*end == 0)
+		*end = rte_rdtsc() + (uint64_t)(STOP_GRACE_S * rte_get_tsc_hz());
+	return rte_rdtsc() >= *end;
+}
+
 /* Poll until *done or, once stopped, until the grace period is over. */
 static bool
 poll_until(struct app *a, const bool *done)
@@ -78,12 +89,8 @@ poll_until(struct app *a, const bool *done)
 	uint64_t end = 0;
 
 	while (!*done) {
-		if (app_stop) {
-			if (end == 0)
-				end = rte_rdtsc() + (uint64_t)(STOP_GRACE_S * rte_get_tsc_hz());
-			else if (rte_rdtsc() >= end)
-				return false;
-		}
+		if (grace_over(&end))
+			return false;
 		app_poll(a);
 	}
 	return true;
@@ -286,12 +293,8 @@ app_rma_wait(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
 	int status = 0, ret;
 
 	while ((ret = amrma_rma_test(ctx, req, &status)) == 0) {
-		if (app_stop) {
-			if (end == 0)
-				end = rte_rdtsc() + (uint64_t)(STOP_GRACE_S * rte_get_tsc_hz());
-			else if (rte_rdtsc() >= end)
-				return -EINTR;	/* still in flight: its buffers must stay */
-		}
+		if (grace_over(&end))
+			return -EINTR;	/* still in flight: its buffers must stay */
 		app_poll(a);
 	}
 	return ret == 1 ? status : ret;

@@ -75,6 +75,15 @@ h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
 	eal_rundir_cleanup_at_exit();	/* registered last: runs first, then EAL cleanup */
 }
 
+void
+h_fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
 int
 h_eal_init_service(const char *prefix)
 {

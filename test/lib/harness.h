@@ -69,6 +69,9 @@ int h_switch(struct harness *h);
 void h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
 		       const char *service_lcores);
 
+/** len bytes of a pattern that differs with seed and along the buffer. */
+void h_fill(uint8_t *p, size_t len, uint32_t seed);
+
 /** The lcore h_eal_init_service() runs as a service lcore, beside the test's lcore 0. */
 #define H_SVC_LCORE 1
 

@@ -66,15 +66,6 @@ wait_req(struct amrma_ctx *ctx, amrma_rma_req_t req)
 	return status;
 }
 
-static void
-fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
-}
-
 static int
 setup_group(void **state)
 {
@@ -139,7 +130,7 @@ round_trip(uint32_t proto, uint64_t len, uint32_t sa, uint32_t ta, uint32_t da,
 	amrma_rma_req_t req;
 	int ret;
 
-	fill(src + sa, len, seed);
+	h_fill(src + sa, len, seed);
 	memset(target + ta - 16, GUARD, 16);
 	memset(target + ta + len, GUARD, 16);
 	ret = amrma_rma_put(ctx, ep, key_rw, ta, src + sa, len, proto, NULL, NULL, &req);
@@ -247,7 +238,7 @@ test_concurrent_all_contexts(void **state)
 	uint64_t end;
 
 	RTE_SET_USED(state);
-	fill(src, 4 * 2 * slice, 4242);
+	h_fill(src, 4 * 2 * slice, 4242);
 	for (n = 0; n < NODES; n += 2)
 		for (q = 0; q < Q; q++, k++) {
 			uint32_t proto = protos[k % RTE_DIM(protos)] == AMRMA_RMA_F_SHORT ?
@@ -366,7 +357,7 @@ test_deregister_in_flight(void **state)
 
 	RTE_SET_USED(state);
 	memset(mem, GUARD, 8 << 20);
-	fill(src, 8 << 20, 99);
+	h_fill(src, 8 << 20, 99);
 	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
 	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20, AMRMA_RMA_F_PIPELINED,
 				       NULL, NULL, &req), 0);
@@ -406,7 +397,7 @@ test_deregister_rndv_put(void **state)
 
 	RTE_SET_USED(state);
 	memset(mem, GUARD, 8 << 20);
-	fill(src, 8 << 20, 98);
+	h_fill(src, 8 << 20, 98);
 	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
 	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20, AMRMA_RMA_F_RENDEZVOUS,
 				       NULL, NULL, &req), 0);
@@ -442,7 +433,7 @@ test_deregister_rndv_get(void **state)
 	rc.rndv_timeout_ms = 200;
 	for (i = 0; i < 2; i++)
 		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
-	fill(mem, len, 97);
+	h_fill(mem, len, 97);
 	memset(dst, GUARD, len);
 	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), mem, len,
 					       AMRMA_REGION_READ, &reg, &key), 0);
@@ -539,7 +530,7 @@ test_put_completion(void **state)
 		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
 
 	/* one completion, no replies */
-	fill(src, len, 11);
+	h_fill(src, len, 11);
 	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
 	amrma_ctx_stats_get(h_ctx(&h2, 1, 0), &a0);
 	assert_int_equal(put2(&h2, r2, key, 7, len, 0), 0);
@@ -551,7 +542,7 @@ test_put_completion(void **state)
 	assert_int_equal(a1.auto_replies - a0.auto_replies, 0);
 
 	/* per packet on request: a reply each, no completion message */
-	fill(src, len, 12);
+	h_fill(src, len, 12);
 	s0 = s1;
 	a0 = a1;
 	assert_int_equal(put2(&h2, r2, key, 7, len, AMRMA_RMA_F_PER_PACKET), 0);
@@ -573,7 +564,7 @@ test_put_completion(void **state)
 			fail_msg("byte %" PRIu64 " of the target written by a refused put", i);
 
 	/* room to count one put: a second one meanwhile fails, placing nothing */
-	fill(src, 3 << 20, 13);
+	h_fill(src, 3 << 20, 13);
 	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
 	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
 		src, 200 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[0], NULL), 0);
@@ -594,7 +585,7 @@ test_put_completion(void **state)
 	assert_int_equal(s1.completions_sent - s0.completions_sent, 2);
 	/* the entries expire or free up: the next put goes through */
 	h_run_for(&h2, 100);
-	fill(src, len, 14);
+	h_fill(src, len, 14);
 	assert_int_equal(put2(&h2, r2, key, 3, len, 0), 0);
 	assert_memory_equal(target + 3, src, len);
 
@@ -720,7 +711,7 @@ test_refused_put_stays_refused(void **state)
 	nb_dones = 0;
 	c0 = h_ctx(&h2, 0, 0);
 	memset(target, 0, 8192);
-	fill(src, 8192, 51);
+	h_fill(src, 8192, 51);
 	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
 					       AMRMA_REGION_WRITE, &reg, &key), 0);
 	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
@@ -905,7 +896,7 @@ test_rndv_place_error(void **state)
 	int status;
 
 	RTE_SET_USED(state);
-	fill(target, len, 60);
+	h_fill(target, len, 60);
 	/* get: the initiator places the data */
 	assert_int_equal(amrma_rma_set_copy_engine(c0, &fail_engine), 0);
 	t0 = rte_get_tsc_cycles();
@@ -919,7 +910,7 @@ test_rndv_place_error(void **state)
 	assert_true(took < rte_get_tsc_hz());
 	assert_int_equal(left, 0);
 	/* put: the target's progress context places it */
-	fill(src, len, 61);
+	h_fill(src, len, 61);
 	assert_int_equal(amrma_rma_set_copy_engine(c1, &fail_engine), 0);
 	assert_int_equal(amrma_rma_put(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, src, len,
 				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
@@ -1024,7 +1015,7 @@ test_rget_reply_after_data(void **state)
 	t.buf = dst;
 	t.len = len;
 	memset(dst, 0, 2 * len);
-	fill(data, len, 41);
+	h_fill(data, len, 41);
 	/* to context 1 of the target: its reply travels apart from the data */
 	assert_int_equal(amrma_rma_get(t.ctx, (struct amrma_ep){ .node = 1, .ctx = 1 }, 1, 0,
 				       dst, len, AMRMA_RMA_F_RENDEZVOUS, twice_cb, &t, NULL), 0);
@@ -1100,8 +1091,8 @@ test_same_tag_two_contexts(void **state)
 	for (i = 0; i < 2; i++)
 		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
 	memset(target, 0, 2 << 20);
-	fill(src, len, 31);
-	fill(src + len, len, 32);
+	h_fill(src, len, 31);
+	h_fill(src + len, len, 32);
 	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 2 << 20,
 		AMRMA_REGION_WRITE, &reg, &key), 0);
 	h2.n[0].polled_elsewhere = true;	/* node 0's contexts: step_ctx0 */
@@ -1177,7 +1168,7 @@ test_auto_protocol_thresholds(void **state)
 
 		amrma_rma_stats_get(ctx, &st0);
 		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &t0);
-		fill(src, ops[k].len, k);
+		h_fill(src, ops[k].len, k);
 		if (ops[k].put)
 			assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0,
 				src, ops[k].len, 0, NULL, NULL, &req), 0);
@@ -1226,7 +1217,7 @@ test_progress_service(void **state)
 		assert_int_equal(amrma_rma_service_register(R[i], &sid[i]), 0);
 		assert_int_equal(rte_service_runstate_set(sid[i], 1), 0);
 	}
-	fill(src, 300000, 31);
+	h_fill(src, 300000, 31);
 	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 77, src,
 		300000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
 	while ((ret = amrma_rma_test(ctx, req, &status)) == 0 && rte_get_tsc_cycles() < end) {
@@ -1302,9 +1293,9 @@ test_zero_copy_and_events(void **state)
 
 	RTE_SET_USED(state);
 	assert_non_null(eal_mem);
-	fill(eal_mem + 1, len, 5);	/* odd source alignment */
+	h_fill(eal_mem + 1, len, 5);	/* odd source alignment */
 	assert_int_equal(put_with_events(eal_mem + 1, len), 101);
-	fill(src, len, 6);
+	h_fill(src, len, 6);
 	assert_int_equal(put_with_events(src, len), 0);
 	rte_free(eal_mem);
 }
@@ -1331,7 +1322,7 @@ test_zero_copy_port_holds_frames(void **state)
 		uint32_t proto = k == 0 ? AMRMA_RMA_F_PIPELINED : AMRMA_RMA_F_RENDEZVOUS;
 		amrma_rma_req_t req;
 
-		fill(eal_mem, len, 40 + k);
+		h_fill(eal_mem, len, 40 + k);
 		memset(target, 0, len);
 		hold_cleanups = 0;
 		amrma_rma_stats_get(ctx, &before);
@@ -1368,7 +1359,7 @@ test_local_done_while_port_holds(void **state)
 
 	RTE_SET_USED(state);
 	assert_non_null(eal_mem);
-	fill(eal_mem, len, 50);
+	h_fill(eal_mem, len, 50);
 	hold_port_attach(dev);
 	hold_stubborn = true;
 	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0, eal_mem,

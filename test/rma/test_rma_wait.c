@@ -35,15 +35,6 @@ static uint8_t *target, *src;
 static uint64_t key;
 static const struct amrma_ep ep = { .node = 1, .ctx = 0 };
 
-static void
-fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
-}
-
 /* the wire between the nodes, as a service on the service lcore */
 static int32_t
 switch_run(void *arg)
@@ -126,7 +117,7 @@ test_wait(void **state)
 
 	RTE_SET_USED(state);
 	for (k = 0; k < RTE_DIM(proto); k++) {
-		fill(src, len[k], k);
+		h_fill(src, len[k], k);
 		assert_int_equal(amrma_rma_put(ctx, ep, key, 4096 * k, src, len[k], proto[k],
 					       NULL, NULL, &req), 0);
 		assert_int_equal(amrma_rma_wait(ctx, req), 0);
@@ -146,7 +137,7 @@ test_flush(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	fill(src, 8 * len, 99);
+	h_fill(src, 8 * len, 99);
 	for (i = 0; i < RTE_DIM(req); i++)
 		assert_int_equal(amrma_rma_put(ctx, ep, key, i * len, src + i * len, len,
 					       AMRMA_RMA_F_PIPELINED, NULL, NULL, &req[i]), 0);
@@ -191,7 +182,7 @@ test_wait_inside_poll(void **state)
 	amrma_rma_req_t small;
 
 	RTE_SET_USED(state);
-	fill(src, 4 << 20, 7);
+	h_fill(src, 4 << 20, 7);
 	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 64, AMRMA_RMA_F_SHORT, small_done,
 				       &n, &small), 0);
 	/* queued behind it on the same channel: not complete when small's reply is handled */

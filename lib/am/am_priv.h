@@ -71,6 +71,7 @@ struct channel {
 	uint64_t last_rx;
 	uint32_t peer_epoch;	/* peer's incarnation, 0 until first contact */
 	bool left;		/* that incarnation said it leaves: close at the poll's end */
+	bool bye;		/* it answered our leave: closed to this life of ours */
 	struct amrma_wire_addr addr;
 	struct amrma_wire_tmpl tmpl;	/* our headers toward this endpoint, built once */
 	uint16_t peer_node;
@@ -207,6 +208,7 @@ struct amrma_node {
 	 * stack, because answers that come too late still complete their operation */
 	uint32_t leave_pending;
 	int leave_status;
+	uint16_t leave_gen;	/* amrma_node_leave() calls; late answers name an older one */
 	struct amrma_ctx *ctx;		/* nb_ctx entries */
 };
 

@@ -322,6 +322,9 @@ int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
  * second if the link stays up. So the host may close its port next: net_memif of DPDK
  * 22.11 unmaps the rings of the side that stays, whatever a poll there is doing in them.
  *
+ * After -ETIMEDOUT it may be called again: contexts that answered an earlier call (late
+ * answers included) are not asked again, since they no longer listen to this node.
+ *
  * After it returns, destroy the node: its peers no longer listen. Runs on the calling
  * thread, so no lcore may poll the node meanwhile; not from a handler or a completion
  * callback.

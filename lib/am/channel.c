@@ -494,6 +494,7 @@ chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
 	ch->rto = ctx->node->rto_tsc;
 	ch->peer_epoch = peer_epoch;
 	ch->left = false;	/* a new life, or closed now */
+	ch->bye = false;
 }
 
 /*

@@ -98,14 +98,32 @@ ctx_parked_poll(struct amrma_ctx *ctx)
 	return 0;
 }
 
+/* A leave request's arg: the call that sent it and the peer context it asks. */
+static inline void *
+leave_arg(uint16_t gen, struct amrma_ep ep)
+{
+	return (void *)(uintptr_t)((uint64_t)gen << 32 | (uint64_t)ep.node << 8 | ep.ctx);
+}
+
 static void
 leave_done(struct amrma_ctx *ctx, void *arg, int status)
 {
 	struct amrma_node *node = ctx->node;
+	uint64_t a = (uintptr_t)arg;
+	struct channel *ch = ctx_channel(ctx, (uint16_t)(a >> 8), (uint8_t)a);
 
-	RTE_SET_USED(arg);
+	/*
+	 * An answer means that context closed its channels to this life of ours: it drops
+	 * what we send it from now on, so no later call asks it again. An answer to an
+	 * earlier call that timed out counts only for that.
+	 */
+	if (status == 0)
+		ch->bye = true;
+	if ((uint16_t)(a >> 32) != node->leave_gen)
+		return;
 	node->leave_pending--;
-	if (status != 0 && node->leave_status == 0)
+	/* asked again while the answer to an earlier call was on its way: that one counts */
+	if (status != 0 && !ch->bye && node->leave_status == 0)
 		node->leave_status = status;
 }
 
@@ -149,8 +167,11 @@ ask_peers(struct amrma_node *node, bool others, uint64_t end)
 			struct amrma_ep ep = { .node = id, .ctx = (uint8_t)k };
 			int ret;
 
+			if (ctx_channel(ctx0, id, (uint8_t)k)->bye)
+				continue;	/* it answered an earlier call */
 			while ((ret = amrma_am_request(ctx0, ep, AMRMA_AM_H_LEAVE, NULL, 0, NULL,
-						       0, leave_done, NULL)) == -EAGAIN &&
+						       0, leave_done,
+						       leave_arg(node->leave_gen, ep))) == -EAGAIN &&
 			       rte_rdtsc() < end)
 				node_poll_round(node);
 			if (ret == 0)
@@ -173,6 +194,7 @@ amrma_node_leave(struct amrma_node *node, uint64_t timeout_us)
 		return settled;
 	end = node_deadline(node, timeout_us);
 	settled = amrma_node_quiesce(node, timeout_us);
+	node->leave_gen++;
 	node->leave_pending = 0;
 	node->leave_status = 0;
 	/*

@@ -1635,6 +1635,36 @@ test_leave_errors(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/*
+ * A leave that timed out, then another once the peer is back: the peer answers the first
+ * call's requests late, and the second call must neither wait for answers it cannot get
+ * (the peer closed its channels to this life) nor count the first call's answers as its
+ * own.
+ */
+static void
+test_leave_again_after_timeout(void **state)
+{
+	struct amrma_node_conf c;
+	struct amrma_am_stats st;
+	struct harness h;
+
+	RTE_SET_USED(state);
+	h_conf(&c);
+	assert_int_equal(h_create(&h, 2, 2, &c), 0);
+	register_all(&h);
+	speak_to(&h, 1, 0);
+	h.n[0].frozen = true;
+	assert_int_equal(amrma_node_leave(h.n[1].node, 20000), -ETIMEDOUT);
+	h.n[0].frozen = false;
+	assert_int_equal(leave_concurrently(&h, 1), 0);
+	amrma_node_stats_get(h.n[0].node, &st);
+	/* each of node 0's contexts heard the leave once */
+	assert_int_equal(st.peers_left, 2);
+	/* and a third call has nobody left to ask */
+	assert_int_equal(amrma_node_leave(h.n[1].node, 0), 0);
+	quiesce_and_destroy(&h);
+}
+
 /* ---- found in review (session 17) ---- */
 static int rv_status[4];
 static unsigned int rv_called[4];
@@ -1900,6 +1930,7 @@ main(void)
 		cmocka_unit_test(test_leave),
 		cmocka_unit_test(test_two_leave_at_once),
 		cmocka_unit_test(test_leave_errors),
+		cmocka_unit_test(test_leave_again_after_timeout),
 		cmocka_unit_test(test_restart_retransmit_names_life),
 		cmocka_unit_test(test_open_reply_in_small_mbuf),
 		cmocka_unit_test(test_reply_with_pool_empty),

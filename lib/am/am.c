@@ -374,6 +374,7 @@ fill_msg(struct amrma_ctx *ctx, struct rte_mbuf *m, const struct amrma_wire_view
 
 	msg->src.node = v->hdr.src_node;
 	msg->src.ctx = v->hdr.src_ctx;
+	msg->src_epoch = v->hdr.src_epoch;
 	msg->handler = v->hdr.handler;
 	msg->nargs = v->hdr.nargs;
 	msg->status = v->hdr.status;

@@ -64,6 +64,9 @@ typedef uint64_t amrma_am_token_t;
  */
 struct amrma_am_msg {
 	struct amrma_ep src;		/**< sender */
+	/** the sender's incarnation (its amrma_node_epoch()): state a layer keeps per
+	 *  sender names it, so a restarted peer's new messages never match the old life's */
+	uint32_t src_epoch;
 	uint16_t handler;		/**< index that was invoked */
 	uint8_t nargs;
 	int16_t status;			/**< replies: sender's status (0 or -errno) */

@@ -14,7 +14,8 @@
  * deregistration meanwhile refuses the chunks that follow it, as a lookup would.
  * A table entry that sees no chunk for rndv_timeout_ms (the initiator died) is dropped; an
  * operation the table has no room for completes with -ENOSPC, and the rest of its chunks
- * are refused even when room frees up meanwhile.
+ * are refused even when room frees up meanwhile. Entries name the initiator's life
+ * (amrma_am_msg.src_epoch): one that restarted reuses its old handles.
  */
 #include <errno.h>
 #include <string.h>
@@ -35,40 +36,47 @@ track_hash(const struct rma_ctx *rc, struct amrma_ep src, uint64_t handle)
 	return (uint32_t)(k >> 32) & (rc->track_size - 1);
 }
 
-/* The entry of (src, handle), or NULL and in *room a free one it may take (or NULL). */
+static void track_free(struct rma_ctx *rc, struct put_track *t);
+
+/*
+ * The entry of msg's (src, handle), or NULL and in *room a free one it may take (or NULL).
+ * An entry of the initiator's earlier life is freed on the way: a restarted initiator
+ * numbers its operations afresh, and its new put must not be counted into the old one.
+ */
 static struct put_track *
-track_find(struct rma_ctx *rc, struct amrma_ep src, uint64_t handle, struct put_track **room)
+track_find(struct rma_ctx *rc, const struct amrma_am_msg *msg, struct put_track **room)
 {
-	uint32_t h = track_hash(rc, src, handle), i;
+	uint64_t handle = msg->args[3];
+	uint32_t h = track_hash(rc, msg->src, handle), i;
 	struct put_track *t;
 
 	*room = NULL;
 	for (i = 0; i < TRACK_PROBE; i++) {
 		t = &rc->track[(h + i) & (rc->track_size - 1)];
-		if (!t->used) {
-			if (*room == NULL)
-				*room = t;
-			continue;
+		if (t->used && t->handle == handle && ep_same(t->src, msg->src)) {
+			if (t->src_epoch == msg->src_epoch)
+				return t;
+			track_free(rc, t);
 		}
-		if (t->handle == handle && ep_same(t->src, src))
-			return t;
+		if (!t->used && *room == NULL)
+			*room = t;
 	}
 	return NULL;
 }
 
 /* A new entry: counts total bytes to come, holds the region key names (one lookup). */
 static struct put_track *
-track_new(struct rma_ctx *rc, struct put_track *room, struct amrma_ep src, uint64_t handle,
-	  uint64_t total, uint64_t key)
+track_new(struct rma_ctx *rc, struct put_track *room, const struct amrma_am_msg *msg)
 {
 	room->used = true;
-	room->src = src;
-	room->handle = handle;
-	room->total = total;
-	room->left = total;
+	room->src = msg->src;
+	room->src_epoch = msg->src_epoch;
+	room->handle = msg->args[3];
+	room->total = msg->args[2];
+	room->left = msg->args[2];
 	room->status = 0;
-	room->key = key;
-	room->ref = amrma_region_get(rc->rma->regions, key);
+	room->key = msg->args[0];
+	room->ref = amrma_region_get(rc->rma->regions, room->key);
 	rc->nb_track++;
 	return room;
 }
@@ -124,6 +132,12 @@ refused_chunk(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t now)
 		}
 		if (r->handle != msg->args[3] || !ep_same(r->src, msg->src))
 			continue;
+		if (r->src_epoch != msg->src_epoch) {
+			/* refused in the initiator's earlier life: forgotten */
+			r->left = 0;
+			rc->nb_refused--;
+			continue;
+		}
 		rc->st.completion_full++;
 		if (msg->len >= r->left) {
 			r->left = 0;
@@ -149,6 +163,7 @@ refused_add(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t now)
 	if (r->left == 0)
 		rc->nb_refused++;
 	r->src = msg->src;
+	r->src_epoch = msg->src_epoch;
 	r->handle = msg->args[3];
 	r->left = msg->args[2] - msg->len;
 	r->deadline = now + rndv_timeout_tsc(rc->rma);
@@ -185,7 +200,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		rc->st.bad_replies++;	/* no operation to answer */
 		return 0;
 	}
-	t = track_find(rc, msg->src, msg->args[3], &room);
+	t = track_find(rc, msg, &room);
 	if (t == NULL) {
 		/* a put refused before is refused to its end, room or not: its initiator
 		 * was told it failed, and the entry would never see the refused bytes */
@@ -199,7 +214,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 			done_push(rc, msg->src, msg->args[3], -ENOSPC);
 			return 0;
 		}
-		t = track_new(rc, room, msg->src, msg->args[3], msg->args[2], msg->args[0]);
+		t = track_new(rc, room, msg);
 	}
 	if (t->total != msg->args[2] || msg->len > t->left) {
 		/* chunks that do not add up to their operation: answer it now */

@@ -148,6 +148,7 @@ struct rma_ctx {
 /* target: the bytes of a pipelined put still to come (completion.c) */
 struct put_track {
 	struct amrma_ep src;		/* the initiator's context */
+	uint32_t src_epoch;		/* ...in this life: a restart numbers ops afresh */
 	uint64_t handle;		/* its operation */
 	uint64_t total;
 	uint64_t left;
@@ -165,6 +166,7 @@ struct put_track {
  */
 struct put_refused {
 	struct amrma_ep src;
+	uint32_t src_epoch;
 	uint64_t handle;
 	uint64_t left;			/* bytes still to come (0: entry free) */
 	uint64_t deadline;		/* TSC: forgotten if no chunk comes by then */

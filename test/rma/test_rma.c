@@ -751,6 +751,57 @@ test_refused_put_stays_refused(void **state)
 	h_destroy(&h2);
 }
 
+/*
+ * An initiator process that restarts numbers its operations afresh, so its new life's
+ * first pipelined put carries the handle of the put its old life left half sent. The
+ * target must not count the new put's chunks into the old put's entry: before, a put of
+ * another length was answered -EPROTO (its bytes placed nonetheless) and the entry of
+ * its later chunks lingered. Chunks sent by hand: an engine created in this process
+ * would not repeat the old handles.
+ */
+static void
+test_put_after_initiator_restart(void **state)
+{
+	const uint64_t h = UINT64_C(1) << 63 | 5;
+	struct amrma_rma *rma;
+	struct amrma_region *reg;
+	struct harness h2;
+	uint64_t key, end, i;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
+	memset(target, 0, 8192);
+	h_fill(src, 8192, 61);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	/* the old life: the first 16 of 32 bytes reach the target, then the node dies */
+	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 32, h, &sent);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (sent < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 1);
+	assert_int_equal(h_restart_node(&h2, 0), 0);
+	/* the new life: 48 bytes at 4096 under the same handle */
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
+	nb_dones = 0;
+	for (i = 0; i < 3; i++)
+		put1_chunk(h_ctx(&h2, 0, 0), key, 4096 + 16 * i, 48, h, &sent);
+	while ((sent < 4 || nb_dones < 1) && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	h_run_for(&h2, 10);
+	assert_int_equal(nb_dones, 1);
+	assert_true(dones[0][0] == h);
+	assert_int_equal((int)(int64_t)dones[0][1], 0);
+	assert_memory_equal(target + 4096, src + 4096, 48);
+	/* nothing of the old life is left counting */
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
 /* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
  * its size are refused (-EBUSY), then everything completes once progress resumes. */
 static void
@@ -1436,6 +1487,7 @@ main(void)
 		cmocka_unit_test(test_local_done_while_port_holds),
 		cmocka_unit_test(test_put_completion),
 		cmocka_unit_test(test_refused_put_stays_refused),
+		cmocka_unit_test(test_put_after_initiator_restart),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),

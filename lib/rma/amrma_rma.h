@@ -117,7 +117,11 @@ int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
  * 10 ms to let go) read the source until they are freed, by amrma_node_destroy() at the
  * latest: AMRMA_RMA_EV_LOCAL is reported only if none is left. The memory those chunks
  * point at (their mbuf pool, the operation tables) then stays allocated for the life of
- * the process, with a warning in the log.
+ * the process, with a warning in the log. An engine created afterwards on the same node
+ * may meet the destroyed one's messages still in flight (replies, completions, tagged
+ * data): they name operations and receives by slot and generation, and a new engine's
+ * generations start past the old one's, so they are refused (counted as bad_replies),
+ * never taken for its own; so are the old handles.
  */
 void amrma_rma_destroy(struct amrma_rma *rma);
 

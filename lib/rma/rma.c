@@ -802,6 +802,44 @@ amrma_rma_regions(struct amrma_rma *rma)
 	return rma->regions;
 }
 
+/*
+ * The generation the slots of the next engine start at. An engine destroyed with
+ * messages in flight (chunks unanswered, replies, CTS, completions, tagged data on their
+ * way) leaves them naming its slots by (index, generation): an engine created after it on
+ * the same node must not take them for its own, so its generations start past every one
+ * the earlier engines used (equal again only after 65536 uses of a slot, as within an
+ * engine). Atomic: engines of several nodes may come and go on several threads.
+ */
+static uint16_t next_gen_base;
+
+/* how far past base the generations of a context's slots went, at least span */
+static uint16_t
+gen_span(const struct amrma_rma *rma, const struct rma_ctx *rc, uint16_t span)
+{
+	uint32_t k;
+
+	for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
+		span = RTE_MAX(span, (uint16_t)(rc->ops[k].gen - rma->gen_base));
+	for (k = 0; k < RMA_MAX_RX; k++)
+		span = RTE_MAX(span, (uint16_t)(rc->rx[k].gen - rma->gen_base));
+	for (k = 0; k < RMA_MAX_DT; k++)
+		span = RTE_MAX(span, (uint16_t)(rc->dt[k].gen - rma->gen_base));
+	return span;
+}
+
+/* rma is going: the next engine's generations start past its */
+static void
+gen_retire(const struct amrma_rma *rma, uint16_t span)
+{
+	uint16_t next = (uint16_t)(rma->gen_base + span + 1);
+	uint16_t cur = __atomic_load_n(&next_gen_base, __ATOMIC_RELAXED);
+
+	while ((int16_t)(next - cur) > 0 &&
+	       !__atomic_compare_exchange_n(&next_gen_base, &cur, next, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 static int
 rc_init(struct amrma_rma *rma, struct rma_ctx *rc, struct amrma_ctx *ctx, int socket)
 {
@@ -822,8 +860,14 @@ rc_init(struct amrma_rma *rma, struct rma_ctx *rc, struct amrma_ctx *ctx, int so
 	if (rc->ops == NULL || rc->free == NULL || rc->tags == NULL ||
 	    completion_init(rc, rma->conf.completion_slots, socket) != 0)
 		return -ENOMEM;
-	for (k = 0; k < rma->conf.max_ops; k++)
+	for (k = 0; k < rma->conf.max_ops; k++) {
 		rc->free[k] = rma->conf.max_ops - 1 - k;
+		rc->ops[k].gen = rma->gen_base;
+	}
+	for (k = 0; k < RMA_MAX_RX; k++)
+		rc->rx[k].gen = rma->gen_base;
+	for (k = 0; k < RMA_MAX_DT; k++)
+		rc->dt[k].gen = rma->gen_base;
 	rc->nb_free = rma->conf.max_ops;
 	TAILQ_INIT(&rc->active);
 	TAILQ_INIT(&rc->finishing);
@@ -865,6 +909,7 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 	rma->conf = c;
 	rma->timeout_tsc = rte_get_tsc_hz() / 1000 * c.rndv_timeout_ms;
 	rma->nb_ctx = amrma_node_nb_ctx(node);
+	rma->gen_base = __atomic_load_n(&next_gen_base, __ATOMIC_RELAXED);
 	snprintf(name, sizeof(name), "amrma_reg_%u_%p", amrma_node_id(node), (void *)rma);
 	tc.name = name;
 	tc.capacity = c.max_regions;
@@ -964,7 +1009,7 @@ amrma_rma_destroy(struct amrma_rma *rma)
 {
 	struct rq_item *it;
 	unsigned int held;
-	uint16_t i;
+	uint16_t i, span = 0;
 	uint32_t k;
 
 	if (rma == NULL)
@@ -1012,12 +1057,14 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		completion_cleanup(rc);
 		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
 			dt_op_release(&rc->ops[k]);
+		span = gen_span(rma, rc, span);	/* the cancelled ones included */
 		amrma_tag_engine_free(rc->tags);
 		/* held chunks point at their op's shared info: the table stays */
 		if (held == 0)
 			rte_free(rc->ops);
 		rte_free(rc->free);
 	}
+	gen_retire(rma, span);
 	rndv_drop_pending(rma);
 	rte_free(rma->rc);
 	rma->rc = NULL;

@@ -211,6 +211,7 @@ struct amrma_rma {
 	uint32_t service_id;
 	bool has_service;
 	uint16_t nb_ctx;
+	uint16_t gen_base;		/* first generation of every slot (rc_init) */
 	struct rma_ctx *rc;		/* one per context */
 };
 

@@ -5,6 +5,7 @@
  * mbuf pool, the shared info in the operation table) is not freed under them.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -230,6 +231,60 @@ test_destroy_port_holds(void **state)
 	rte_free(src);
 }
 
+/*
+ * The engine is destroyed while a get waits for its replies, and a new engine is created
+ * on the same node: it numbers its operations afresh, so its first get names the same
+ * operation as the old one. The old get's replies, which come once the target wakes up,
+ * must not be taken for the new get's: before, they were placed into the new get's buffer
+ * and counted as its packets, so it completed before its own data were in.
+ */
+static void
+test_recreate_with_get_in_flight(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint64_t len = 4 * (uint64_t)amrma_am_max_payload(ctx, 0) - 7;
+	uint8_t *old_buf = calloc(1, len), *buf = calloc(1, len);
+	struct evlog lo = { .status = 1 }, l = { .status = 1 };
+	struct amrma_rma_conf rc;
+	uint64_t end, i;
+
+	RTE_SET_USED(state);
+	assert_non_null(old_buf);
+	assert_non_null(buf);
+	h_fill(target, REGION, 71);
+	H.n[1].frozen = true;
+	assert_int_equal(amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, key, 0, old_buf,
+		len, AMRMA_RMA_F_PIPELINED, ev_cb, &lo, NULL), 0);
+	for (i = 0; i < 5; i++)
+		step();
+	amrma_rma_destroy(R[0]);
+	R[0] = NULL;
+	assert_int_equal(lo.status, -ECANCELED);
+	amrma_rma_conf_defaults(&rc);
+	assert_int_equal(amrma_rma_create(H.n[0].node, &rc, &R[0]), 0);
+	/* issued before the target wakes: the old requests, resent first, are served first */
+	assert_int_equal(amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, key, 65536, buf,
+		len, AMRMA_RMA_F_PIPELINED, ev_cb, &l, NULL), 0);
+	step();
+	step();
+	H.n[1].frozen = false;
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	while (l.status == 1 && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(l.status, 0);
+	assert_memory_equal(buf, target + 65536, len);
+	/* the old requests are answered; nothing of theirs lands anywhere */
+	while (amrma_ctx_outstanding(ctx) != 0 && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(amrma_ctx_outstanding(ctx), 0);
+	assert_memory_equal(buf, target + 65536, len);
+	for (i = 0; i < len; i++)
+		if (old_buf[i] != 0)
+			fail_msg("byte %" PRIu64 " of a cancelled get's buffer written", i);
+	free(old_buf);
+	free(buf);
+}
+
 /* the real port back, whatever the test left */
 static int
 teardown_hold(void **state)
@@ -245,6 +300,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_destroy_with_zero_copy_in_flight, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_port_holds, setup, teardown_hold),
+		cmocka_unit_test_setup_teardown(test_recreate_with_get_in_flight, setup, teardown),
 	};
 
 	h_eal_init("amrma_test_rma_destroy");

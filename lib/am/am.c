@@ -333,14 +333,36 @@ op_complete(struct amrma_ctx *ctx, uint32_t idx, int status)
 	done(ctx, arg, status);
 }
 
+/*
+ * The channel's operations are to fail (it was dropped). Marked first and failed apart,
+ * by op_fail_marked() once the channel is in its new state: their callbacks may issue
+ * requests (a retry to the peer's new life), which must neither be failed with them nor
+ * queued into a channel about to be cleared.
+ */
 void
-op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status)
+op_mark_channel(struct amrma_ctx *ctx, struct channel *ch)
+{
+	uint32_t i, n = ch->ops;
+
+	for (i = 0; i < ctx->max_ops && n != 0; i++)
+		if ((ctx->ops[i].state == OP_WAIT || ctx->ops[i].state == OP_SENT) &&
+		    ctx->ops[i].ch == ch) {
+			ctx->ops[i].state = OP_FAILING;
+			ctx->nb_failing++;
+			n--;
+		}
+}
+
+void
+op_fail_marked(struct amrma_ctx *ctx, int status)
 {
 	uint32_t i;
 
-	for (i = 0; i < ctx->max_ops && ch->ops != 0; i++)
-		if (ctx->ops[i].state != OP_FREE && ctx->ops[i].ch == ch)
+	for (i = 0; i < ctx->max_ops && ctx->nb_failing != 0; i++)
+		if (ctx->ops[i].state == OP_FAILING) {
+			ctx->nb_failing--;
 			op_complete(ctx, i, status);
+		}
 }
 
 void
@@ -560,11 +582,13 @@ peer_restarted(struct amrma_ctx *ctx, uint16_t node, uint32_t epoch)
 		struct channel *c = ctx_channel(ctx, node, k);
 
 		if (c->peer_epoch != 0 && c->peer_epoch != epoch)
-			chan_reset(ctx, c, epoch);
+			chan_reset(ctx, c, epoch, false);
 		else
 			c->peer_epoch = epoch;
 	}
 	ctx->st.peer_restarts++;
+	/* every channel to the new life is ready for what the callbacks issue */
+	op_fail_marked(ctx, -ECONNRESET);
 }
 
 bool

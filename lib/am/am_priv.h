@@ -81,8 +81,9 @@ struct channel {
 	uint8_t inl[TX_INLINE_SLOTS][TX_INLINE_MAX] __rte_cache_aligned;
 };
 
-/* OP_WAIT: a request waiting for its reply; OP_SENT: a one-way message for its ack */
-enum op_state { OP_FREE = 0, OP_WAIT, OP_SENT };
+/* OP_WAIT: a request waiting for its reply; OP_SENT: a one-way message for its ack;
+ * OP_FAILING: its channel was dropped, it fails in op_fail_marked() */
+enum op_state { OP_FREE = 0, OP_WAIT, OP_SENT, OP_FAILING };
 
 struct op {
 	amrma_am_done_t done;
@@ -158,6 +159,7 @@ struct amrma_ctx {
 	struct op *ops;
 	uint32_t *op_free;
 	uint32_t nb_op_free;
+	uint32_t nb_failing;		/* ops in OP_FAILING */
 	uint32_t max_ops;
 	uint64_t next_tick;
 	struct rte_ring *steer;		/* frames other contexts received for us */
@@ -224,7 +226,9 @@ void chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now);
 void chan_timers(struct amrma_ctx *ctx, uint64_t now);
 void chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all);
 void chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status);
-void chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch);
+/* the channel starts over with the peer's life peer_epoch (closed: dead to it); its
+ * operations are only marked: the caller fails them, op_fail_marked(-ECONNRESET) */
+void chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch, bool closed);
 static inline uint32_t chan_queued(const struct channel *ch)
 {
 	return ch->snd_nxt - ch->snd_una;
@@ -294,7 +298,8 @@ void ctx_peer_left(struct amrma_ctx *ctx);
 int ctx_parked_poll(struct amrma_ctx *ctx);
 
 /* am.c: operations */
-void op_fail_channel(struct amrma_ctx *ctx, struct channel *ch, int status);
+void op_mark_channel(struct amrma_ctx *ctx, struct channel *ch);
+void op_fail_marked(struct amrma_ctx *ctx, int status);
 /* A one-way message's frame was acknowledged: its operation completes. */
 void op_sent_acked(struct amrma_ctx *ctx, uint32_t idx);
 /* true: the caller frees m (not kept by a handler, not handed to another context) */

@@ -18,6 +18,8 @@
  *    with an empty reply carrying the handler's status, so every request completes;
  *  - a reply handler sends nothing (-EPERM);
  *  - completion callbacks (amrma_am_done_t) are not handlers: they may issue requests.
+ *    One failed by a peer's restart (-ECONNRESET) may retry at once: the channel already
+ *    speaks to the new life. After a peer left, the retry fails with -ENOTCONN.
  *
  * Delivery is reliable and exactly-once per request: per-channel sequence numbers,
  * cumulative + selective acks, retransmission of the held mbufs with exponential back-off.

@@ -450,9 +450,9 @@ chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all)
 	ctx->nb_ack = keep;
 }
 
-/* Drop everything the channel holds and complete its operations with status. */
+/* Drop everything the channel holds and mark its operations to fail (op_fail_marked). */
 static void
-chan_drop(struct amrma_ctx *ctx, struct channel *ch, int status)
+chan_drop(struct amrma_ctx *ctx, struct channel *ch)
 {
 	uint32_t seq;
 
@@ -462,7 +462,7 @@ chan_drop(struct amrma_ctx *ctx, struct channel *ch, int status)
 		ch->slot[seq & (CH_SLOTS - 1)].send_op = 0;	/* failed below, not acked */
 	}
 	ch->snd_una = ch->snd_sent = ch->snd_nxt;
-	op_fail_channel(ctx, ch, status);
+	op_mark_channel(ctx, ch);
 }
 
 void
@@ -474,15 +474,18 @@ chan_fail(struct amrma_ctx *ctx, struct channel *ch, int status)
 		       ctx->node->conf.node_id, ctx->idx, ch->peer_node, ch->peer_ctx);
 	}
 	ch->dead = true;
-	chan_drop(ctx, ch, status);
+	chan_drop(ctx, ch);
+	op_fail_marked(ctx, status);
 }
 
 /* The peer restarted: forget both sequence spaces and start over with its new life. */
 void
-chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch)
+chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch, bool closed)
 {
-	chan_drop(ctx, ch, -ECONNRESET);
-	ch->dead = false;	/* a dead channel comes back with the peer's new life */
+	chan_drop(ctx, ch);
+	/* a dead channel comes back with the peer's new life; one closed to a peer that
+	 * left stays dead */
+	ch->dead = closed;
 	ch->snd_una = ch->snd_sent = ch->snd_nxt = 0;
 	ch->rcv_next = 0;
 	ch->rcv_mask = 0;

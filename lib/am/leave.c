@@ -65,10 +65,11 @@ ctx_peer_left(struct amrma_ctx *ctx)
 
 		if (!ch->left)
 			continue;
-		chan_reset(ctx, ch, ch->peer_epoch);
-		ch->dead = true;
+		chan_reset(ctx, ch, ch->peer_epoch, true);
 		closed = true;
 	}
+	/* closed first: a callback's request to the peer fails at once (-ENOTCONN) */
+	op_fail_marked(ctx, -ECONNRESET);
 	if (!closed || !ctx->dev->link_per_peer)
 		return;
 	ctx->parked = true;

@@ -1285,6 +1285,106 @@ test_peer_restart(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/* done callback that issues its request again once, when it failed (the usual retry) */
+static int retry_status[2];
+static unsigned int nb_retry_done;
+
+static void
+retry_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	uintptr_t round = (uintptr_t)arg;
+	uint64_t a[2] = { 7, 0 };
+
+	if (round < 2)
+		retry_status[round] = status;
+	nb_retry_done++;
+	if (round == 0 && status != 0)
+		retry_status[1] = amrma_am_request(ctx, (struct amrma_ep){ .node = 1 }, H_ECHO,
+						   a, 2, NULL, 0, retry_done, (void *)1);
+}
+
+/*
+ * A peer restarts with a request of ours in flight: the request fails with -ECONNRESET,
+ * and its callback issues it again, to the peer's new life. Callbacks may issue requests;
+ * this one ran while the channel was being reset. Before, its frame was queued in the old
+ * numbering, which the reset then discarded: the request never left (it waited until the
+ * peer fell silent) and its mbuf leaked.
+ */
+static void
+test_retry_from_reset_callback(void **state)
+{
+	struct harness h;
+	uint64_t a[2] = { 7, 0 };
+	uint64_t end;
+
+	RTE_SET_USED(state);
+	echo_pair(&h);
+	/* node 0 knows node 1's first life */
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
+					  a, 2, NULL, 0, load_done, NULL), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
+	while (L.done_ok < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h);
+	assert_int_equal(L.done_ok, 1);
+	retry_status[0] = retry_status[1] = 1;
+	nb_retry_done = 0;
+	h.n[1].frozen = true;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
+					  a, 2, NULL, 0, retry_done, (void *)0), 0);
+	h_run_for(&h, 2);
+	assert_int_equal(h_restart_node(&h, 1), 0);
+	register_all(&h);
+	h.n[1].frozen = false;
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
+	while (nb_retry_done < 2 && rte_get_tsc_cycles() < end)
+		h_step(&h);
+	assert_int_equal(retry_status[0], -ECONNRESET);
+	assert_int_equal(nb_retry_done, 2);
+	assert_int_equal(retry_status[1], 0);
+	quiesce_and_destroy(&h);
+}
+
+/*
+ * The same when the peer leaves (amrma_node_leave() there, its request sent by hand
+ * here): the callback's retry is refused at once (-ENOTCONN), as the channel is closed to
+ * the life that left. Before, it was queued into the channel, which was then closed over
+ * it: the request waited for ever (a dead channel runs no timer).
+ */
+static void
+test_retry_from_leave_callback(void **state)
+{
+	struct harness h;
+	uint64_t a[2] = { 7, 0 };
+	uint64_t end;
+
+	RTE_SET_USED(state);
+	echo_pair(&h);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
+					  a, 2, NULL, 0, load_done, NULL), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
+	while (L.done_ok < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h);
+	assert_int_equal(L.done_ok, 1);
+	retry_status[0] = retry_status[1] = 1;
+	nb_retry_done = 0;
+	/* node 1 hears nothing more: node 0's request stays unanswered */
+	h_faults(&h, 1, 100, 0, 0, 0, 1);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
+					  a, 2, NULL, 0, retry_done, (void *)0), 0);
+	h_run_for(&h, 2);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
+					  AMRMA_AM_H_LEAVE, NULL, 0, NULL, 0, load_done, NULL), 0);
+	while (nb_retry_done < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h);
+	h_run_for(&h, 20);
+	assert_int_equal(nb_retry_done, 1);
+	assert_int_equal(retry_status[0], -ECONNRESET);
+	assert_int_equal(retry_status[1], -ENOTCONN);
+	assert_int_equal(amrma_ctx_outstanding(h_ctx(&h, 0, 0)), 0);
+	h_faults(&h, 1, 0, 0, 0, 0, 1);
+	quiesce_and_destroy(&h);
+}
+
 /*
  * Node 1 asks node 0 once, then leaves (is no longer polled). Returns node 0's
  * retransmits after that, with or without amrma_node_quiesce() on node 1 first.
@@ -1926,6 +2026,8 @@ main(void)
 		cmocka_unit_test(test_tx_queue_keeps_order),
 		cmocka_unit_test(test_peer_dies_after_ack),
 		cmocka_unit_test(test_peer_restart),
+		cmocka_unit_test(test_retry_from_reset_callback),
+		cmocka_unit_test(test_retry_from_leave_callback),
 		cmocka_unit_test(test_quiesce),
 		cmocka_unit_test(test_leave),
 		cmocka_unit_test(test_two_leave_at_once),

@@ -365,6 +365,16 @@ op_fail_marked(struct amrma_ctx *ctx, int status)
 		}
 }
 
+uint32_t
+amrma_ctx_peer_epoch(struct amrma_ctx *ctx, struct amrma_ep ep, bool *closed)
+{
+	const struct channel *ch = ctx_channel(ctx, ep.node, ep.ctx);
+
+	if (closed != NULL)
+		*closed = ch != NULL && ch->dead;
+	return ch != NULL ? ch->peer_epoch : 0;
+}
+
 void
 op_sent_acked(struct amrma_ctx *ctx, uint32_t idx)
 {

@@ -292,6 +292,18 @@ void amrma_ctx_set_priv(struct amrma_ctx *ctx, void *priv);
  * as amrma_ctx_poll(). */
 int amrma_node_poll(struct amrma_node *node, unsigned int budget);
 
+/**
+ * The life (amrma_node_epoch()) of endpoint ep that ctx's channel speaks to: 0 before
+ * the first contact, or for an unknown endpoint. A layer whose operation waits for a
+ * peer's own later message (not a reply) compares it with the life that took the
+ * request: a peer that restarted will never send it.
+ *
+ * @param closed
+ *   Optional: set when the channel is closed to that life (it stopped answering, left,
+ *   or the node is being destroyed): nothing more comes from it.
+ */
+uint32_t amrma_ctx_peer_epoch(struct amrma_ctx *ctx, struct amrma_ep ep, bool *closed);
+
 /** Requests issued on ctx that have not completed. */
 unsigned int amrma_ctx_outstanding(const struct amrma_ctx *ctx);
 

@@ -81,7 +81,12 @@ struct amrma_rma_conf {
 	uint32_t rndv_timeout_ms;	/**< a rendezvous waiting this long without progress
 					 *   (no CTS, no data) fails with -ETIMEDOUT; so do a
 					 *   pipelined put waiting for its completion and a
-					 *   target's tagged send whose chunks are not taken */
+					 *   target's tagged send whose chunks are not taken.
+					 *   One whose target restarted after taking it fails
+					 *   with -ECONNRESET, one whose channel to it closed
+					 *   (amrma_node_leave() there, or it stopped
+					 *   answering) with -ENOTCONN, within about 10 ms of
+					 *   its context hearing of it, without waiting */
 	uint32_t completion_slots;	/**< target: pipelined puts counted at once per
 					 *   context (power of two); one beyond completes
 					 *   with -ENOSPC */

@@ -315,13 +315,18 @@ completion_expire(struct rma_ctx *rc, uint64_t now)
 	/* initiator: every chunk acknowledged, the completion never came */
 	for (i = 0; ops_in_use(rc) && i < rc->rma->conf.max_ops; i++) {
 		struct rma_op *op = &rc->ops[i];
+		int lost;
 
-		if (op->want_done && !op->done_in && op->state == OP_DRAINING &&
-		    op->in_flight == 0 && now >= op->deadline) {
-			rc->st.rndv_timeouts++;
-			op_fail(rc, op, -ETIMEDOUT);
-			n++;
-		}
+		if (!op->want_done || op->done_in || op->state != OP_DRAINING ||
+		    op->in_flight != 0)
+			continue;
+		/* the target's life that owes the completion is gone: not waited for */
+		lost = op_peer_lost(rc, op);
+		if (lost == 0 && now < op->deadline)
+			continue;
+		rc->st.rndv_timeouts += lost == 0;
+		op_fail(rc, op, lost != 0 ? lost : -ETIMEDOUT);
+		n++;
 	}
 	return n;
 }

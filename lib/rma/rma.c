@@ -180,8 +180,10 @@ op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status
 		op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_PACKET, status);
 	if (op->want_done && !op->done_in && op->status == 0) {
 		/* PUT_DONE finishes it, due within the timeout of the last acknowledgement */
-		if (op->in_flight == 0)
+		if (op->in_flight == 0) {
 			op->deadline = amrma_ctx_now(rc->ctx) + rndv_timeout_tsc(rc->rma);
+			op_peer_owes(rc, op);
+		}
 		return;
 	}
 	if (op->in_flight == 0 && (op->state == OP_DRAINING ||

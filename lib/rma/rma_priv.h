@@ -56,6 +56,9 @@ struct rma_op {
 	uint32_t retry[RETRY_MAX];
 	int status;			/* first error */
 	uint64_t deadline;		/* rendezvous: TSC by which the peer must progress */
+	/* the target's life that took the request and owes a message of its own (CTS,
+	 * rendezvous data, PUT_DONE); 0: none yet */
+	uint32_t peer_epoch;
 	uint64_t tag;			/* rendezvous / tagged send */
 	uint64_t rid;			/* rendezvous put: receiver's id */
 	struct amrma_region *ref;	/* tagged send from a region: held until done */
@@ -261,6 +264,33 @@ op_of_arg(struct rma_ctx *rc, const void *arg, uint32_t *chunk)
 struct rma_op *reply_op(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint8_t kind,
 			uint32_t *chunk);
 struct rma_op *op_alloc(struct rma_ctx *rc);
+
+/* The target now owes op a message of its own: remember which life of it does. */
+static inline void
+op_peer_owes(struct rma_ctx *rc, struct rma_op *op)
+{
+	op->peer_epoch = amrma_ctx_peer_epoch(rc->ctx, op->dst, NULL);
+}
+
+/*
+ * 0 while the target life that owes op a message may still send it; otherwise the
+ * status to fail op with: -ECONNRESET when it restarted (its new life knows nothing of
+ * op), -ENOTCONN when the channel closed (it stopped answering or left). Not waited for
+ * until the rendezvous timeout: the AM layer knows.
+ */
+static inline int
+op_peer_lost(struct rma_ctx *rc, const struct rma_op *op)
+{
+	bool closed;
+	uint32_t e;
+
+	if (op->peer_epoch == 0)
+		return 0;
+	e = amrma_ctx_peer_epoch(rc->ctx, op->dst, &closed);
+	if (e != op->peer_epoch)
+		return -ECONNRESET;
+	return closed ? -ENOTCONN : 0;
+}
 
 /* Some operation is allocated (a scan of ops[] can find something). */
 static inline bool

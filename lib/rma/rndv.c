@@ -115,8 +115,12 @@ rts_done(struct amrma_ctx *ctx, void *arg, int status)
 	struct rma_op *op = rc ? op_from_handle(rc, (amrma_rma_req_t)(uintptr_t)arg) : NULL;
 
 	/* accepted: the CTS follows; refused: the target's reason ends the operation */
-	if (op != NULL && status != 0 && op->state == OP_WAIT_CTS)
+	if (op == NULL || op->state != OP_WAIT_CTS)
+		return;
+	if (status != 0)
 		op_fail(rc, op, status);
+	else
+		op_peer_owes(rc, op);
 }
 
 static void
@@ -126,8 +130,12 @@ rget_done(struct amrma_ctx *ctx, void *arg, int status)
 	struct rma_op *op = rc ? op_from_handle(rc, (amrma_rma_req_t)(uintptr_t)arg) : NULL;
 	uint32_t i;
 
-	if (op == NULL || status == 0 || op->state != OP_DRAINING)
+	if (op == NULL || op->state != OP_DRAINING)
 		return;
+	if (status == 0) {
+		op_peer_owes(rc, op);	/* the data follow */
+		return;
+	}
 	i = (uint32_t)op->rid;
 	/* the data come from another context of the target: all of them may be in already
 	 * (or one failed to be placed), the get then completes on the poll (withdrawn, its
@@ -424,21 +432,28 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 
 	for (i = 0; ops_in_use(rc) && i < rc->rma->conf.max_ops; i++) {
 		struct rma_op *op = &rc->ops[i];
+		int lost, status;
 
-		if ((op->proto != AMRMA_RMA_F_RENDEZVOUS && op->kind != OP_TSEND) ||
-		    now < op->deadline)
+		if (op->proto != AMRMA_RMA_F_RENDEZVOUS && op->kind != OP_TSEND)
 			continue;
+		/* the target's life that owes the CTS or the data is gone: not waited for */
+		lost = op_peer_lost(rc, op);
+		if (lost == 0 && now < op->deadline)
+			continue;
+		status = lost != 0 ? lost : -ETIMEDOUT;
 		if (op->state == OP_WAIT_CTS) {
-			rc->st.rndv_timeouts++;
-			op_fail(rc, op, -ETIMEDOUT);
+			rc->st.rndv_timeouts += lost == 0;
+			op_fail(rc, op, status);
 			n++;
 		} else if (op->kind == OP_GET && op->state == OP_DRAINING &&
 			   op->rid < RMA_MAX_RX && rc->rx[op->rid].used &&
 			   !rc->rx[op->rid].complete) {
-			rc->st.rndv_timeouts++;
-			rx_abort(rc, (uint32_t)op->rid, -ETIMEDOUT);
-			op_packet_done(rc, op, 0, -ETIMEDOUT);
+			rc->st.rndv_timeouts += lost == 0;
+			rx_abort(rc, (uint32_t)op->rid, status);
+			op_packet_done(rc, op, 0, status);
 			n++;
+		} else if (lost != 0) {
+			continue;	/* chunks in flight: the AM layer fails them */
 		} else if (op->kind == OP_TSEND && op->status == 0 &&
 			   (op->state == OP_ISSUING || op->state == OP_DRAINING)) {
 			/* a get's initiator that takes no chunk (gone quiet, or -EAGAIN for

@@ -907,6 +907,75 @@ test_rendezvous_timeout(void **state)
 	h_destroy(&h2);
 }
 
+static void
+count_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(status);
+	(*(int *)arg)++;
+}
+
+/*
+ * Operations whose target took their requests and is to answer later on its own (the
+ * CTS of a rendezvous put, the data of a rendezvous get, the completion of a pipelined
+ * put) while the target restarts: its new life will never answer them. They fail with
+ * -ECONNRESET once this node hears from that new life, as AM operations do; before, they
+ * waited for the rendezvous timeout (10 s by default).
+ */
+static void
+test_target_restart_fails_waiting_ops(void **state)
+{
+	struct amrma_region *reg;
+	struct amrma_rma *r2[2];
+	struct harness h2;
+	int st[3] = { 1, 1, 1 }, heard = 0;
+	uint64_t key, end, t0;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, NULL, &r2[i]), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
+		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+	/* the pipelined put's completion is lost on the way */
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+		src, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[0], NULL), 0);
+	assert_int_equal(amrma_rma_get(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+		dst, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[1], NULL), 0);
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		200000, src, 3 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[2], NULL), 0);
+	/* node 1 takes the requests; its progress engine does not run */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 10;
+	while (rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(r2[0]);
+	}
+	assert_int_equal(amrma_ctx_outstanding(h_ctx(&h2, 0, 0)), 0);
+	assert_true(st[0] == 1 && st[1] == 1 && st[2] == 1);
+	/* node 1 restarts and speaks to node 0 */
+	amrma_rma_destroy(r2[1]);
+	assert_int_equal(h_restart_node(&h2, 1), 0);
+	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &r2[1]), 0);
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 1, 0), (struct amrma_ep){ .node = 0 },
+		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, &heard), 0);
+	t0 = rte_get_tsc_cycles();
+	end = t0 + rte_get_tsc_hz() * 12;
+	while ((st[0] == 1 || st[1] == 1 || st[2] == 1 || heard == 0) &&
+	       rte_get_tsc_cycles() < end)
+		step2(&h2, r2);
+	/* well before the rendezvous timeout */
+	assert_true((rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz() < 2000);
+	assert_int_equal(heard, 1);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(st[i], -ECONNRESET);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&h2, 0, 0)), 0);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+}
+
 /* a copy engine whose every copy fails (a DMA error) */
 static int
 fail_copy(struct amrma_copy_engine *e, void *to, const void *from, uint32_t len)
@@ -1496,6 +1565,7 @@ main(void)
 		cmocka_unit_test(test_deregister_rndv_get),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_rendezvous_timeout),
+		cmocka_unit_test(test_target_restart_fails_waiting_ops),
 		cmocka_unit_test(test_rget_reply_after_data),
 		cmocka_unit_test(test_rndv_place_error),
 		cmocka_unit_test(test_same_tag_two_contexts),

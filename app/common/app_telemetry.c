@@ -153,6 +153,7 @@ read_rma(struct app *a, const char *params, struct rte_tel_data *d)
 	U(rndv_ops); U(op_errors); U(served_put_bytes); U(served_get_bytes);
 	U(access_errors); U(bad_replies); U(queue_full); U(tag_retries); U(rndv_timeouts);
 	U(dt_ops); U(dt_rejected); U(completions_sent); U(completion_full); U(completion_drops);
+	U(stale_requests);
 #undef U
 	return 0;
 }

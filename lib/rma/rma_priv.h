@@ -85,6 +85,7 @@ struct rma_rx {
 	uint16_t gen;
 	int status;			/* our get: a packet could not be placed */
 	struct amrma_ep src;		/* put: the initiator; get: the target (node only) */
+	uint32_t src_epoch;		/* put: the initiator's life that asked for it */
 	uint64_t tag;
 	uint64_t recv_id;		/* tag engine receive, posted for (tag, tag_src(src)) */
 	uint8_t *buf;
@@ -191,6 +192,7 @@ struct rq_item {
 	uint8_t type;
 	bool posted;			/* RQ_POST_RECV: receive posted, CTS not sent yet */
 	struct amrma_ep peer;		/* the initiator */
+	uint32_t epoch;			/* ...in the life that asked (msg src_epoch) */
 	uint8_t reply_ctx;		/* rendezvous get: initiator's receiving context */
 	uint64_t tag;
 	uint8_t *ptr;

@@ -224,6 +224,7 @@ rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 		return ret;
 	}
 	it.peer = msg->src;
+	it.epoch = msg->src_epoch;
 	it.tag = msg->args[3];
 	it.ptr = ptr;
 	it.len = msg->args[2];
@@ -254,6 +255,7 @@ rget_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	}
 	it.peer.node = msg->src.node;
 	it.peer.ctx = (uint8_t)msg->args[4];
+	it.epoch = msg->src_epoch;
 	it.tag = msg->args[3];
 	it.ptr = ptr;
 	it.len = msg->args[2];
@@ -313,7 +315,9 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	/* a put's data come from the initiator's context, a get's from the target's
 	 * progress context, which the initiator does not know */
 	if (!rx->used || rx->gen != (uint16_t)(id >> 32) || rx->tag != tag ||
-	    rx->src.node != msg->src.node || (rx->ref != NULL && rx->src.ctx != msg->src.ctx) ||
+	    rx->src.node != msg->src.node ||
+	    (rx->ref != NULL && (rx->src.ctx != msg->src.ctx ||
+				 rx->src_epoch != msg->src_epoch)) ||
 	    msg->args[2] != rx->len || rx->complete) {
 		rc->st.bad_replies++;
 		return -EPROTO;
@@ -484,6 +488,23 @@ cts_done(struct amrma_ctx *ctx, void *arg, int status)
 	RTE_SET_USED(status);	/* a lost initiator fails its own operation */
 }
 
+/*
+ * A request of an initiator's life that is gone: restarted (the progress context's
+ * channel speaks to another life now) or closed. Served, it would post a receive over
+ * the old range and tell the new life of it (which numbers its operations afresh, so
+ * the tag may be one of its own), or send it data it never asked for. A channel that
+ * has not heard from the initiator (0) cannot tell: its frames name no life, and the
+ * receive still refuses another life's data (tdata_handler).
+ */
+static bool
+item_stale(struct rma_ctx *prc, const struct rq_item *it)
+{
+	bool closed;
+	uint32_t e = amrma_ctx_peer_epoch(prc->ctx, it->peer, &closed);
+
+	return closed || (e != 0 && e != it->epoch);
+}
+
 /* Serve one queue item; false when the AM layer is busy (keep it for later). */
 static bool
 serve(struct amrma_rma *rma, struct rq_item *it)
@@ -493,12 +514,22 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 	uint64_t args[2];
 	int i;
 
+	if (it->type != RQ_RECV_DONE && item_stale(prc, it)) {
+		if (it->posted)
+			rx_abort(prc, it->rx, -ECONNRESET);
+		if (it->ref != NULL)
+			amrma_region_put(rma->regions, it->ref);
+		it->ref = NULL;
+		prc->st.stale_requests++;
+		return true;
+	}
 	switch (it->type) {
 	case RQ_POST_RECV:
 		if (!it->posted) {
 			i = post_recv(prc, it->peer, it->tag, it->ptr, it->len);
 			if (i < 0)
 				return false;
+			prc->rx[i].src_epoch = it->epoch;
 			prc->rx[i].ref = it->ref;	/* the receive holds the region */
 			it->ref = NULL;
 			it->rx = (uint32_t)i;

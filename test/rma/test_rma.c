@@ -802,6 +802,103 @@ test_put_after_initiator_restart(void **state)
 	h_destroy(&h2);
 }
 
+/* CTS node 1 sent to node 0: (tag, receive id) */
+static uint64_t cts_got[4][2];
+static unsigned int nb_cts_got;
+
+static int
+cts_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	    void *arg)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	if (nb_cts_got < RTE_DIM(cts_got) && msg->nargs >= 2) {
+		cts_got[nb_cts_got][0] = msg->args[0];
+		cts_got[nb_cts_got][1] = msg->args[1];
+		nb_cts_got++;
+	}
+	return 0;
+}
+
+/*
+ * An initiator restarts while its rendezvous put waits in the target's RMA queue, and its
+ * new life asks for a rendezvous put under the same tag (a new process numbers its
+ * operations afresh) and length, to another place. The old life's request must not be
+ * served to the new life: before, the target posted a receive over the OLD range and
+ * sent its CTS to the new life, whose data then went there, where nobody asked for them.
+ * Messages sent by hand: an engine created in this process would not repeat the tag.
+ */
+static void
+test_rndv_put_after_initiator_restart(void **state)
+{
+	const uint64_t tag = UINT64_C(1) << 63 | 9;
+	struct amrma_rma *rma;
+	struct amrma_region *reg;
+	struct harness h2;
+	uint64_t key, end, a[4];
+	unsigned int i;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
+	memset(target, 0, 8192);
+	h_fill(src, 64, 81);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	/* the old life: 64 bytes at 0, accepted, queued (node 1's progress does not run) */
+	a[0] = key;
+	a[1] = 0;
+	a[2] = 64;
+	a[3] = tag;
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_RTS, a, 4, NULL, 0, sent_cb, &sent), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (sent < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(sent, 1);
+	assert_int_equal(h_restart_node(&h2, 0), 0);
+	/* the new life: 64 bytes at 4096 under the same tag */
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_CTS, cts_capture, NULL);
+	nb_cts_got = 0;
+	a[1] = 4096;
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_RTS, a, 4, NULL, 0, sent_cb, &sent), 0);
+	while (sent < 2 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(sent, 2);
+	while (nb_cts_got < 1 && rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(rma);
+	}
+	h_run_for(&h2, 20);
+	amrma_rma_progress(rma);
+	h_run_for(&h2, 20);
+	/* the new life sends its data to every receive it was told of */
+	assert_true(nb_cts_got >= 1);
+	for (i = 0; i < nb_cts_got; i++) {
+		uint64_t d[4] = { tag, 0, 64, cts_got[i][1] };
+
+		assert_int_equal(cts_got[i][0], tag);
+		assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+			AMRMA_RMA_H_TDATA, d, 4, src, 64, sent_cb, &sent), 0);
+	}
+	h_run_for(&h2, 20);
+	amrma_rma_progress(rma);
+	h_run_for(&h2, 20);
+	assert_memory_equal(target + 4096, src, 64);
+	for (i = 0; i < 64; i++)
+		if (target[i] != 0)
+			fail_msg("byte %u written for the initiator's earlier life", i);
+	assert_int_equal(nb_cts_got, 1);
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_rx_used, 0);
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->st.stale_requests, 1);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
 /* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
  * its size are refused (-EBUSY), then everything completes once progress resumes. */
 static void
@@ -1557,6 +1654,7 @@ main(void)
 		cmocka_unit_test(test_put_completion),
 		cmocka_unit_test(test_refused_put_stays_refused),
 		cmocka_unit_test(test_put_after_initiator_restart),
+		cmocka_unit_test(test_rndv_put_after_initiator_restart),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),

@@ -427,6 +427,16 @@ rndv_finish_rx(struct rma_ctx *rc)
 	return (int)n;
 }
 
+/* A put's receive whose initiator restarted (another life speaks now) or closed. */
+static bool
+rx_initiator_gone(struct rma_ctx *rc, const struct rma_rx *rx)
+{
+	bool closed;
+	uint32_t e = amrma_ctx_peer_epoch(rc->ctx, rx->src, &closed);
+
+	return closed || (e != 0 && e != rx->src_epoch);
+}
+
 /* Rendezvous waits that saw no progress in time: the peer died or lost interest. */
 int
 rndv_expire(struct rma_ctx *rc, uint64_t now)
@@ -467,13 +477,20 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 			n++;
 		}
 	}
-	/* target side: receives posted for a put whose data never came */
+	/* target side: receives posted for a put whose data never came, or whose
+	 * initiator's life is gone (no data will come: not waited for) */
 	for (i = 0; rc->nb_rx_used != 0 && i < RMA_MAX_RX; i++) {
 		struct rma_rx *rx = &rc->rx[i];
 
-		if (rx->used && rx->ref != NULL && !rx->complete && now >= rx->deadline) {
+		if (!rx->used || rx->ref == NULL || rx->complete)
+			continue;
+		if (now >= rx->deadline) {
 			rc->st.rndv_timeouts++;
 			rx_abort(rc, i, -ETIMEDOUT);
+			n++;
+		} else if (rx_initiator_gone(rc, rx)) {
+			rc->st.stale_requests++;
+			rx_abort(rc, i, -ECONNRESET);
 			n++;
 		}
 	}

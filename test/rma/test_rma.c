@@ -899,6 +899,57 @@ test_rndv_put_after_initiator_restart(void **state)
 	h_destroy(&h2);
 }
 
+/*
+ * The initiator of a rendezvous put restarts after the target posted its receive: its
+ * new life will send no data for it. Once the target hears from that life the receive is
+ * withdrawn and the region let go; before, both stayed until the rendezvous timeout
+ * (10 s by default), and a deregistration's release waited as long.
+ */
+static void
+test_rndv_receive_dropped_on_initiator_restart(void **state)
+{
+	struct amrma_region *reg;
+	struct amrma_rma *r2[2];
+	struct harness h2;
+	int st[2] = { 1, 1 };
+	uint64_t key, end;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, NULL, &r2[i]), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
+		AMRMA_REGION_WRITE, &reg, &key), 0);
+	/* the RTS leaves at once; then node 0 hangs */
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+		src, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[0], NULL), 0);
+	h2.n[0].frozen = true;
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (rc_of(h_ctx(&h2, 1, 0))->nb_rx_used == 0 && rte_get_tsc_cycles() < end)
+		step2(&h2, r2);
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_rx_used, 1);
+	/* it comes back and speaks to node 1 */
+	amrma_rma_destroy(r2[0]);
+	assert_int_equal(st[0], -ECANCELED);
+	assert_int_equal(h_restart_node(&h2, 0), 0);
+	h2.n[0].frozen = false;
+	assert_int_equal(amrma_rma_create(h2.n[0].node, NULL, &r2[0]), 0);
+	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		200000, src, 8, AMRMA_RMA_F_SHORT, c2_cb, &st[1], NULL), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
+	while ((st[1] == 1 || rc_of(h_ctx(&h2, 1, 0))->nb_rx_used != 0) &&
+	       rte_get_tsc_cycles() < end)
+		step2(&h2, r2);
+	assert_int_equal(st[1], 0);
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_rx_used, 0);
+	/* nothing holds the region: released at once */
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
+	for (i = 0; i < 2; i++)
+		amrma_rma_destroy(r2[i]);
+	h_destroy(&h2);
+}
+
 /* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
  * its size are refused (-EBUSY), then everything completes once progress resumes. */
 static void
@@ -1655,6 +1706,7 @@ main(void)
 		cmocka_unit_test(test_refused_put_stays_refused),
 		cmocka_unit_test(test_put_after_initiator_restart),
 		cmocka_unit_test(test_rndv_put_after_initiator_restart),
+		cmocka_unit_test(test_rndv_receive_dropped_on_initiator_restart),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),

@@ -125,6 +125,8 @@ setup_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	rc->nb_dt_used++;
 	d->perm = perm;
 	d->src_node = msg->src.node;
+	d->src = msg->src;
+	d->src_epoch = msg->src_epoch;
 	d->prog = prog;
 	d->ref = ref;
 	d->total = total;
@@ -388,19 +390,37 @@ dt_op_release(struct rma_op *op)
 	op->dgsm = NULL;
 }
 
-/* target: slots whose initiator stopped sending */
+/* A slot whose initiator restarted (another life speaks now) or closed its channel. */
+static bool
+initiator_gone(struct rma_ctx *rc, const struct rma_dt *d)
+{
+	bool closed;
+	uint32_t e = amrma_ctx_peer_epoch(rc->ctx, d->src, &closed);
+
+	return closed || (e != 0 && e != d->src_epoch);
+}
+
+/* target: slots whose initiator stopped sending, or is gone (not waited for) */
 int
 dt_expire(struct rma_ctx *rc, uint64_t now)
 {
 	uint32_t i;
 	int n = 0;
 
-	for (i = 0; rc->nb_dt_used != 0 && i < RMA_MAX_DT; i++)
-		if (rc->dt[i].used && now >= rc->dt[i].deadline) {
+	for (i = 0; rc->nb_dt_used != 0 && i < RMA_MAX_DT; i++) {
+		struct rma_dt *d = &rc->dt[i];
+
+		if (!d->used)
+			continue;
+		if (now >= d->deadline)
 			rc->st.rndv_timeouts++;
-			slot_free(rc, &rc->dt[i]);
-			n++;
-		}
+		else if (initiator_gone(rc, d))
+			rc->st.stale_requests++;
+		else
+			continue;
+		slot_free(rc, d);
+		n++;
+	}
 	return n;
 }
 

@@ -106,6 +106,8 @@ struct rma_dt {
 	uint16_t gen;
 	uint32_t perm;
 	uint16_t src_node;
+	struct amrma_ep src;		/* the initiator's context that installed it... */
+	uint32_t src_epoch;		/* ...in this life: another one sends it nothing */
 	struct amrma_dgsp *prog;
 	struct amrma_dgsm m;		/* resumable: packets usually come in order */
 	struct amrma_region *ref;

@@ -364,6 +364,68 @@ test_abandoned_slot(void **state)
 }
 
 /*
+ * The same slot, but its initiator restarts and speaks to the target again: its new life
+ * will send nothing for the old program, so the slot goes, and with it the region, as
+ * soon as the target hears from that life. Before, both stayed until the rendezvous
+ * timeout (10 s by default here).
+ */
+static void
+test_slot_dropped_on_initiator_restart(void **state)
+{
+	struct amrma_dgsp_type *t = vec(100, 1, 2, 8);
+	uint8_t prog[1024], *mem = calloc(1, 1 << 16);
+	struct amrma_rma_stats st;
+	struct amrma_region *r;
+	struct amrma_rma *rma;
+	struct harness h2;
+	uint64_t k, args[5], end;
+	ssize_t n;
+	int status = 1;
+	bool released = false;
+
+	(void)state;
+	assert_non_null(mem);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
+		AMRMA_REGION_WRITE, &r, &k), 0);
+	n = amrma_dgsp_serialize(amrma_dgsp_type_program(t), prog, sizeof(prog));
+	assert_true(n > 0);
+	args[0] = k;
+	args[1] = 0;
+	args[2] = 1;
+	args[3] = 1;
+	args[4] = 800;
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n, setup_done, &status), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (status == 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(status, -ENOENT);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), r, region_released,
+		&released), 1);
+	/* node 0 restarts and asks node 1 something (a handler it does not have) */
+	assert_int_equal(h_restart_node(&h2, 0), 0);
+	status = 1;
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, setup_done, &status), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
+	while ((!released || status == 1) && rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(rma);
+	}
+	assert_int_equal(status, -ENOENT);
+	assert_true(released);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &st);
+	assert_int_equal(st.rndv_timeouts, 0);
+	assert_int_equal(st.stale_requests, 1);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+	amrma_dgsp_type_free(t);
+	free(mem);
+}
+
+/*
  * A program slot holds its region for the whole operation: deregistered meanwhile, the
  * packets after it are refused (-ENOKEY, as a lookup would) and the region is let go, for
  * puts and gets alike.
@@ -423,6 +485,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_abandoned_slot),
+		cmocka_unit_test(test_slot_dropped_on_initiator_restart),
 		cmocka_unit_test(test_deregister_slot),
 	};
 

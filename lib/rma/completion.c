@@ -302,15 +302,25 @@ completion_expire(struct rma_ctx *rc, uint64_t now)
 	uint32_t i;
 	int n = 0;
 
-	/* target: operations whose initiator stopped sending */
+	/* target: operations whose initiator stopped sending, or whose initiator's life
+	 * is gone (its other chunks will not come: not waited for) */
 	for (i = 0; rc->nb_track != 0 && i < rc->track_size; i++) {
 		struct put_track *t = &rc->track[i];
+		bool closed;
+		uint32_t e;
 
-		if (t->used && now >= t->deadline) {
+		if (!t->used)
+			continue;
+		if (now >= t->deadline) {
 			rc->st.rndv_timeouts++;
-			track_free(rc, t);
-			n++;
+		} else {
+			e = amrma_ctx_peer_epoch(rc->ctx, t->src, &closed);
+			if (!closed && (e == 0 || e == t->src_epoch))
+				continue;
+			rc->st.stale_requests++;
 		}
+		track_free(rc, t);
+		n++;
 	}
 	/* initiator: every chunk acknowledged, the completion never came */
 	for (i = 0; ops_in_use(rc) && i < rc->rma->conf.max_ops; i++) {

@@ -751,6 +751,14 @@ test_refused_put_stays_refused(void **state)
 	h_destroy(&h2);
 }
 
+static void
+count_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(status);
+	(*(int *)arg)++;
+}
+
 /*
  * An initiator process that restarts numbers its operations afresh, so its new life's
  * first pipelined put carries the handle of the put its old life left half sent. The
@@ -796,6 +804,45 @@ test_put_after_initiator_restart(void **state)
 	assert_int_equal((int)(int64_t)dones[0][1], 0);
 	assert_memory_equal(target + 4096, src + 4096, 48);
 	/* nothing of the old life is left counting */
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
+/*
+ * The same half-sent put, but the initiator's new life sends no put under its handle: the
+ * target's entry for it (which holds the region) goes once the target hears from that
+ * life. Before, it stayed until the rendezvous timeout (10 s by default).
+ */
+static void
+test_put_entry_dropped_on_initiator_restart(void **state)
+{
+	struct amrma_rma *rma;
+	struct amrma_region *reg;
+	struct harness h2;
+	uint64_t key, end;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 32, UINT64_C(1) << 63 | 5, &sent);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (sent < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 1);
+	assert_int_equal(h_restart_node(&h2, 0), 0);
+	/* the new life asks node 1 something else (a handler node 1 does not have) */
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, &sent), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
+	while ((sent < 2 || rc_of(h_ctx(&h2, 1, 0))->nb_track != 0) &&
+	       rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(sent, 2);
 	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
 	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
 	amrma_rma_destroy(rma);
@@ -1055,13 +1102,6 @@ test_rendezvous_timeout(void **state)
 	h_destroy(&h2);
 }
 
-static void
-count_done(struct amrma_ctx *ctx, void *arg, int status)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(status);
-	(*(int *)arg)++;
-}
 
 /*
  * Operations whose target took their requests and is to answer later on its own (the
@@ -1705,6 +1745,7 @@ main(void)
 		cmocka_unit_test(test_put_completion),
 		cmocka_unit_test(test_refused_put_stays_refused),
 		cmocka_unit_test(test_put_after_initiator_restart),
+		cmocka_unit_test(test_put_entry_dropped_on_initiator_restart),
 		cmocka_unit_test(test_rndv_put_after_initiator_restart),
 		cmocka_unit_test(test_rndv_receive_dropped_on_initiator_restart),
 		cmocka_unit_test(test_progress_service),

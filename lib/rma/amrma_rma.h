@@ -116,6 +116,8 @@ int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 
 /**
  * Destroy it, on the lcore that polls the node's contexts (or while none is polled).
+ * Its progress service (amrma_rma_service_register()) is stopped and unregistered; an
+ * iteration under way on a service lcore is waited for.
  * Operations still live complete with -ECANCELED (or their first error): their callbacks
  * run before it returns, and their handles become invalid. A zero-copy put's chunks the
  * node still holds (unacknowledged, or kept by the port after it was asked for up to

@@ -9,6 +9,8 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
+#include <rte_pause.h>
+#include <rte_service.h>
 #include <rte_service_component.h>
 
 #include "rma_priv.h"
@@ -1019,6 +1021,9 @@ amrma_rma_destroy(struct amrma_rma *rma)
 	if (rma->has_service) {
 		rte_service_runstate_set(rma->service_id, 0);
 		rte_service_component_runstate_set(rma->service_id, 0);
+		/* an iteration under way on a service lcore still uses the engine */
+		while (rte_service_may_be_active(rma->service_id) == 1)
+			rte_pause();
 		rte_service_component_unregister(rma->service_id);
 	}
 	for (i = AMRMA_RMA_H_PUT; i <= AMRMA_RMA_H_LAST; i++)

@@ -3,6 +3,7 @@
  * A node polled by its rte_service on a service lcore (lcore 1) while this thread (lcore 0)
  * stops the service: stopping it does not wait for an iteration under way, so quiescing or
  * destroying the node must. A poll hook that sleeps holds the service inside its poll.
+ * The same for the RMA progress engine's service and amrma_rma_destroy().
  * Needs two CPUs; skipped (77) with one.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <rte_service.h>
 
 #include "amrma_am.h"
+#include "amrma_rma.h"
 #include "harness.h"
 
 
@@ -100,12 +102,94 @@ test_destroy_waits_for_service(void **state)
 	h_destroy(&h);
 }
 
+static volatile int in_release;	/* 1: the service sleeps in the release; 2: came back */
+static volatile int rma_gone;	/* set once amrma_rma_destroy() returned */
+
+/* a region's release, run by the RMA progress service: it takes its time */
+static void
+slow_release(void *arg, void *addr, size_t len)
+{
+	RTE_SET_USED(arg);
+	RTE_SET_USED(addr);
+	RTE_SET_USED(len);
+	in_release = 1;
+	usleep(200 * 1000);
+	if (rma_gone)
+		after_destroy = 1;
+	in_release = 2;
+}
+
+static void
+count_done(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(status);
+	(*(volatile int *)arg)++;
+}
+
+/*
+ * The RMA progress engine's service is inside an iteration (serving a request that lets
+ * go of a deregistered region, whose release takes a while) when the engine is destroyed
+ * on this lcore: the destroy stops the service and must wait for that iteration, as
+ * amrma_node_destroy() does, before freeing what it uses. Before, it freed the engine
+ * under it.
+ */
+static void
+test_rma_destroy_waits_for_progress_service(void **state)
+{
+	static uint8_t mem[4096];
+	struct amrma_region *reg;
+	struct amrma_rma *rma;
+	struct harness h;
+	volatile int done = 0;
+	uint64_t key, a[4];
+	uint32_t id;
+
+	RTE_SET_USED(state);
+	in_release = 0;
+	rma_gone = 0;
+	after_destroy = 0;
+	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
+	assert_int_equal(amrma_rma_create(h.n[1].node, NULL, &rma), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, sizeof(mem),
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	/* a rendezvous put's request waits in node 1's RMA queue, holding the region */
+	a[0] = key;
+	a[1] = 0;
+	a[2] = 64;
+	a[3] = UINT64_C(1) << 63;
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_RTS, a, 4, NULL, 0, count_done, (void *)(uintptr_t)&done), 0);
+	while (done < 1)
+		h_step(&h);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, slow_release,
+						 NULL), 1);
+	/* its initiator restarts and speaks to node 1: the request is stale, to be dropped */
+	assert_int_equal(h_restart_node(&h, 0), 0);
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, (void *)(uintptr_t)&done), 0);
+	while (done < 2)
+		h_step(&h);
+	/* node 1's progress engine runs on the service lcore and drops it */
+	assert_int_equal(amrma_rma_service_register(rma, &id), 0);
+	assert_int_equal(rte_service_map_lcore_set(id, H_SVC_LCORE, 1), 0);
+	assert_int_equal(rte_service_runstate_set(id, 1), 0);
+	while (in_release != 1)
+		rte_pause();
+	amrma_rma_destroy(rma);
+	rma_gone = 1;
+	assert_int_equal(in_release, 2);
+	assert_int_equal(after_destroy, 0);
+	h_destroy(&h);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quiesce_waits_for_service),
 		cmocka_unit_test(test_destroy_waits_for_service),
+		cmocka_unit_test(test_rma_destroy_waits_for_progress_service),
 	};
 	int ret;
 

@@ -280,7 +280,8 @@ struct amrma_rma_stats {
 	uint64_t completion_full;	/**< target: puts not counted, completed -ENOSPC */
 	uint64_t completion_drops;	/**< target: completions not sent (queue, peer) */
 	/** target: rendezvous requests, receives, noncontiguous program slots,
-	 *  pipelined puts' completion entries and data of an initiator's earlier life, dropped when this context learns it restarted
+	 *  pipelined puts' completion entries and completions, and data of an
+	 *  initiator's earlier life, dropped when this context learns it restarted
 	 *  or closed its channel (the region they held is let go then, not at
 	 *  rndv_timeout_ms) */
 	uint64_t stale_requests;

@@ -171,7 +171,7 @@ refused_add(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t now)
 
 /* A completion for the poll hook to send; lost (and counted) only when the queue is full. */
 static void
-done_push(struct rma_ctx *rc, struct amrma_ep to, uint64_t handle, int status)
+done_push(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t handle, int status)
 {
 	struct put_done *d;
 
@@ -180,7 +180,8 @@ done_push(struct rma_ctx *rc, struct amrma_ep to, uint64_t handle, int status)
 		return;
 	}
 	d = &rc->done[(rc->done_head + rc->nb_done++) & (rc->track_size - 1)];
-	d->to = to;
+	d->to = msg->src;
+	d->epoch = msg->src_epoch;
 	d->handle = handle;
 	d->status = status;
 }
@@ -211,7 +212,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 			 * told once (its other chunks in flight are refused quietly) */
 			rc->st.completion_full++;
 			refused_add(rc, msg, amrma_ctx_now(ctx));
-			done_push(rc, msg->src, msg->args[3], -ENOSPC);
+			done_push(rc, msg, msg->args[3], -ENOSPC);
 			return 0;
 		}
 		t = track_new(rc, room, msg);
@@ -219,7 +220,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	if (t->total != msg->args[2] || msg->len > t->left) {
 		/* chunks that do not add up to their operation: answer it now */
 		rc->st.bad_replies++;
-		done_push(rc, msg->src, t->handle, -EPROTO);
+		done_push(rc, msg, t->handle, -EPROTO);
 		track_free(rc, t);
 		return 0;
 	}
@@ -229,7 +230,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		t->status = status;
 	t->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rc->rma);
 	if (t->left == 0) {
-		done_push(rc, msg->src, t->handle, t->status);
+		done_push(rc, msg, t->handle, t->status);
 		track_free(rc, t);
 	}
 	return 0;
@@ -254,12 +255,20 @@ completion_flush(struct rma_ctx *rc)
 	while (rc->nb_done != 0) {
 		struct put_done *d = &rc->done[rc->done_head];
 		uint64_t args[2] = { d->handle, (uint64_t)(int64_t)d->status };
-		int ret = amrma_am_send(rc->ctx, d->to, AMRMA_RMA_H_PUT_DONE, args, 2, NULL, 0,
-					done_sent, NULL);
+		int ret;
 
+		/* its initiator restarted since (a new life may have the same handle in
+		 * flight, the old one is gone): not sent */
+		if (amrma_ctx_peer_epoch(rc->ctx, d->to, NULL) != d->epoch)
+			ret = -ECONNRESET;
+		else
+			ret = amrma_am_send(rc->ctx, d->to, AMRMA_RMA_H_PUT_DONE, args, 2, NULL,
+					    0, done_sent, NULL);
 		if (ret == -EAGAIN || ret == -ENOBUFS)
 			break;		/* next poll */
-		if (ret == 0)
+		if (ret == -ECONNRESET)
+			rc->st.stale_requests++;
+		else if (ret == 0)
 			rc->st.completions_sent++;
 		else
 			rc->st.completion_drops++;

@@ -183,6 +183,7 @@ struct put_refused {
 /* target: a completion waiting to be sent */
 struct put_done {
 	struct amrma_ep to;
+	uint32_t epoch;			/* the initiator's life it answers */
 	uint64_t handle;
 	int status;
 };

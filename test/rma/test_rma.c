@@ -849,6 +849,54 @@ test_put_entry_dropped_on_initiator_restart(void **state)
 	h_destroy(&h2);
 }
 
+/*
+ * The target counts the last chunk of an initiator's put, and in the same burst hears
+ * from the initiator's next life: the completion it owes the old life must not go to the
+ * new one, whose put under the same handle (a new process numbers its operations afresh)
+ * has only begun. Before, the new life took it for its own put's completion.
+ */
+static void
+test_put_done_not_sent_to_next_life(void **state)
+{
+	const uint64_t h = UINT64_C(1) << 63 | 5;
+	struct amrma_rma *rma;
+	struct amrma_region *reg;
+	struct harness h2;
+	uint64_t key, end;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
+	memset(target, 0, 8192);
+	h_fill(src, 8192, 65);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	/* node 1 polls once both lives' chunks wait for it */
+	h2.n[1].polled_elsewhere = true;
+	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 16, h, &sent);	/* all of the old put */
+	h_step(&h2);
+	assert_int_equal(h_restart_node(&h2, 0), 0);
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
+	nb_dones = 0;
+	put1_chunk(h_ctx(&h2, 0, 0), key, 4096, 32, h, &sent);	/* half of the new one */
+	h_step(&h2);
+	h2.n[1].polled_elsewhere = false;
+	h_run_for(&h2, 20);
+	assert_int_equal(nb_dones, 0);
+	put1_chunk(h_ctx(&h2, 0, 0), key, 4096 + 16, 32, h, &sent);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
+	while (nb_dones < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	h_run_for(&h2, 10);
+	assert_int_equal(nb_dones, 1);
+	assert_true(dones[0][0] == h && dones[0][1] == 0);
+	assert_memory_equal(target + 4096, src + 4096, 32);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
 /* CTS node 1 sent to node 0: (tag, receive id) */
 static uint64_t cts_got[4][2];
 static unsigned int nb_cts_got;
@@ -1746,6 +1794,7 @@ main(void)
 		cmocka_unit_test(test_refused_put_stays_refused),
 		cmocka_unit_test(test_put_after_initiator_restart),
 		cmocka_unit_test(test_put_entry_dropped_on_initiator_restart),
+		cmocka_unit_test(test_put_done_not_sent_to_next_life),
 		cmocka_unit_test(test_rndv_put_after_initiator_restart),
 		cmocka_unit_test(test_rndv_receive_dropped_on_initiator_restart),
 		cmocka_unit_test(test_progress_service),

@@ -329,6 +329,10 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 		 * rest is not read, as a lookup would refuse it */
 		if (op->ref != NULL && !amrma_region_live(op->ref))
 			return -ENOKEY;
+		/* ... or its initiator restarted: the data were asked for by the old life,
+		 * and the new one may have a receive of the same name */
+		if (op->kind == OP_TSEND && op_peer_lost(rc, op) == -ECONNRESET)
+			return -ECONNRESET;
 		/* rendezvous puts and tagged sends carry the tag, not the region; pipelined
 		 * puts with one completion go one-way and name their operation */
 		bool tagged = op->kind == OP_TSEND || op->proto == AMRMA_RMA_F_RENDEZVOUS;

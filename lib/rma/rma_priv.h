@@ -57,7 +57,8 @@ struct rma_op {
 	int status;			/* first error */
 	uint64_t deadline;		/* rendezvous: TSC by which the peer must progress */
 	/* the target's life that took the request and owes a message of its own (CTS,
-	 * rendezvous data, PUT_DONE); 0: none yet */
+	 * rendezvous data, PUT_DONE); a tagged send's: the initiator's life that asked
+	 * for the data; 0: none yet */
 	uint32_t peer_epoch;
 	uint64_t tag;			/* rendezvous / tagged send */
 	uint64_t rid;			/* rendezvous put: receiver's id */
@@ -292,7 +293,7 @@ op_peer_lost(struct rma_ctx *rc, const struct rma_op *op)
 	if (op->peer_epoch == 0)
 		return 0;
 	e = amrma_ctx_peer_epoch(rc->ctx, op->dst, &closed);
-	if (e != op->peer_epoch)
+	if (e != 0 && e != op->peer_epoch)	/* 0: not heard from on this channel yet */
 		return -ECONNRESET;
 	return closed ? -ENOTCONN : 0;
 }

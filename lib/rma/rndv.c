@@ -565,6 +565,7 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 			return false;
 		op->tag = it->tag;
 		op->rid = it->recv_id;
+		op->peer_epoch = it->epoch;	/* sent to that life only (send_chunk) */
 		/* each chunk the initiator takes moves it on (chunk_done) */
 		op->deadline = rte_rdtsc() + rndv_timeout_tsc(rma);
 		op->ref = it->ref;		/* released when the send completes */

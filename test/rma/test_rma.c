@@ -994,6 +994,76 @@ test_rndv_put_after_initiator_restart(void **state)
 	h_destroy(&h2);
 }
 
+/* tagged data node 0 received (its handler, by hand) */
+static unsigned int nb_tdata_got;
+
+static int
+tdata_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	      void *arg)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	RTE_SET_USED(msg);
+	RTE_SET_USED(arg);
+	nb_tdata_got++;
+	return 0;
+}
+
+/*
+ * The target serves an initiator's rendezvous get (its tagged send from the region is
+ * set up), and before the first chunk leaves it hears from the initiator's next life:
+ * the data were asked for by the old life and must not go to the new one, whose receive
+ * may carry the same name (a new process numbers its operations and receives afresh).
+ * Before, every chunk went to the new life.
+ */
+static void
+test_rndv_get_data_not_sent_to_next_life(void **state)
+{
+	struct amrma_rma *rma;
+	struct amrma_region *reg;
+	struct harness h2;
+	uint64_t key, end, a[6];
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
+	h_fill(target, 1 << 20, 67);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 1 << 20,
+					       AMRMA_REGION_READ, &reg, &key), 0);
+	/* the old life asks for 100000 bytes (key, offset, length, tag, its context, its
+	 * receive); node 1 queues it */
+	a[0] = key;
+	a[1] = 0;
+	a[2] = 100000;
+	a[3] = UINT64_C(1) << 63;
+	a[4] = 0;
+	a[5] = 0;
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_RGET, a, 6, NULL, 0, sent_cb, &sent), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (sent < 1 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(sent, 1);
+	assert_int_equal(h_restart_node(&h2, 0), 0);
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_TDATA, tdata_capture, NULL);
+	nb_tdata_got = 0;
+	/* node 1 sets the send up, then hears from the new life */
+	assert_int_equal(amrma_rma_progress(rma), 1);
+	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, &sent), 0);
+	while (sent < 2 && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	assert_int_equal(sent, 2);
+	h_run_for(&h2, 20);
+	assert_int_equal(nb_tdata_got, 0);
+	/* the send ended, and let go of the region */
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&h2, 1, 0)), 0);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
 /*
  * The initiator of a rendezvous put restarts after the target posted its receive: its
  * new life will send no data for it. Once the target hears from that life the receive is
@@ -1797,6 +1867,7 @@ main(void)
 		cmocka_unit_test(test_put_done_not_sent_to_next_life),
 		cmocka_unit_test(test_rndv_put_after_initiator_restart),
 		cmocka_unit_test(test_rndv_receive_dropped_on_initiator_restart),
+		cmocka_unit_test(test_rndv_get_data_not_sent_to_next_life),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_concurrent_all_contexts),

@@ -381,10 +381,14 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 	return ret;
 }
 
-/* Issue as many chunks as the window allows (resends first). Returns chunks sent. */
+/*
+ * Issue as many chunks as the window allows (resends first). Returns chunks sent. Called
+ * from start (in_poll false) it reports nothing: callbacks run inside the context's poll.
+ */
 int
-op_issue(struct rma_ctx *rc, struct rma_op *op)
+op_issue(struct rma_ctx *rc, struct rma_op *op, bool in_poll)
 {
+	bool local_due;
 	uint32_t depth = rc->rma->conf.pipeline_depth;
 	int sent = 0, ret;
 
@@ -405,12 +409,15 @@ op_issue(struct rma_ctx *rc, struct rma_op *op)
 			op->next_chunk++;
 		sent++;
 	}
-	if (op->next_chunk == op->nchunks && op->nb_retry == 0 && op->state == OP_ISSUING) {
+	/* copied puts no longer need the source once every chunk is out */
+	local_due = op->kind == OP_PUT && !op->zero_copy && op->cb != NULL &&
+		    (op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported;
+	if (op->next_chunk == op->nchunks && op->nb_retry == 0 && op->state == OP_ISSUING &&
+	    (in_poll || !local_due)) {
+		/* (an op whose EV_LOCAL is due stays listed: the poll hook reports it) */
 		TAILQ_REMOVE(&rc->active, op, next);
 		op->state = OP_DRAINING;
-		/* copied puts no longer need the source */
-		if (op->kind == OP_PUT && !op->zero_copy && op->cb != NULL &&
-		    (op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported) {
+		if (local_due) {
 			op->local_reported = true;
 			op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_LOCAL, 0);
 		}
@@ -431,7 +438,7 @@ rma_poll_work(struct amrma_ctx *ctx, struct rma_ctx *rc)
 	int work = 0;
 
 	RTE_TAILQ_FOREACH_SAFE(op, &rc->active, next, tmp)
-		work += op_issue(rc, op);
+		work += op_issue(rc, op, true);
 	if (rc->nb_done != 0)
 		work += completion_flush(rc);
 	if (rc->nb_rx_done != 0)
@@ -494,7 +501,7 @@ op_issue_first(struct rma_ctx *rc, struct rma_op *op)
 		return ret;
 	if (ret == 0)
 		op->next_chunk++;
-	op_issue(rc, op);
+	op_issue(rc, op, false);
 	return 0;
 }
 

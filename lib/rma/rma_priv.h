@@ -312,7 +312,7 @@ struct rma_op *op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct a
 		      uint64_t key, uint64_t offset, uint8_t *buf, uint64_t len,
 		      amrma_rma_cb_t cb, void *arg, bool user_holds, int *err);
 void op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status);
-int op_issue(struct rma_ctx *rc, struct rma_op *op);
+int op_issue(struct rma_ctx *rc, struct rma_op *op, bool in_poll);
 void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);
 void op_finish(struct rma_ctx *rc, struct rma_op *op);
 void op_zero_copy_init(struct rma_op *op);

@@ -1851,12 +1851,73 @@ test_start_errors_returned(void **state)
 	assert_int_equal(amrma_rma_outstanding(ctx), 0);
 }
 
+struct in_call {
+	bool calling;		/* inside amrma_rma_put() */
+	unsigned int in_call;	/* events reported there */
+	unsigned int n;
+	enum amrma_rma_event seq[4];
+};
+
+static void
+in_call_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct in_call *c = arg;
+
+	RTE_SET_USED(ctx);
+	assert_int_equal(status, 0);
+	if (c->calling)
+		c->in_call++;
+	if (c->n < RTE_DIM(c->seq))
+		c->seq[c->n] = ev;
+	c->n++;
+}
+
+/*
+ * A put whose source is copied into its frames (short, or AMRMA_RMA_F_COPY) and whose
+ * chunks all leave in the call reports EV_LOCAL in a later poll, as every callback runs:
+ * it was reported from inside amrma_rma_put(), before the caller had the handle (and a
+ * callback that waited there would poll from inside the call).
+ */
+static void
+test_local_cb_in_poll(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	const struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	const struct { uint32_t flags; uint64_t len; } cases[] = {
+		{ AMRMA_RMA_F_SHORT, 100 },
+		{ AMRMA_RMA_F_SHORT, 0 },
+		{ AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_COPY, 5 * (uint64_t)mtu + 7 },
+		{ AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_COPY | AMRMA_RMA_F_PER_PACKET, 3000 },
+	};
+	unsigned int k;
+
+	RTE_SET_USED(state);
+	for (k = 0; k < RTE_DIM(cases); k++) {
+		struct in_call c = { .calling = true };
+		amrma_rma_req_t req;
+
+		h_fill(src, cases[k].len, 500 + k);
+		assert_int_equal(amrma_rma_put(ctx, ep, key_rw, 64, src, cases[k].len,
+			cases[k].flags | AMRMA_RMA_F_LOCAL_CB, in_call_cb, &c, &req), 0);
+		c.calling = false;
+		if (c.in_call != 0)
+			fail_msg("case %u: %u events reported inside the call", k, c.in_call);
+		/* copied: reusable on return, reported at the next poll */
+		assert_int_equal(amrma_rma_local_done(ctx, req), 1);
+		assert_int_equal(wait_req(ctx, req), 0);
+		assert_true(c.n >= 2);
+		assert_int_equal(c.seq[0], AMRMA_RMA_EV_LOCAL);
+		assert_memory_equal(target + 64, src, cases[k].len);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes_all_protocols),
 		cmocka_unit_test(test_start_errors_returned),
+		cmocka_unit_test(test_local_cb_in_poll),
 		cmocka_unit_test(test_zero_copy_and_events),
 		cmocka_unit_test(test_zero_copy_port_holds_frames),
 		cmocka_unit_test(test_local_done_while_port_holds),

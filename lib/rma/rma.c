@@ -129,7 +129,8 @@ op_complete(struct rma_ctx *rc, struct rma_op *op)
 		rc->st.op_errors++;
 	op->state = OP_COMPLETE;
 	if (op->cb != NULL && op->kind != OP_TSEND) {
-		if ((op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported && op->kind == OP_PUT)
+		if ((op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported &&
+		    (op->kind == OP_PUT || op->kind == OP_PUT_DT))
 			op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_LOCAL, 0);
 		op->local_reported = true;
 		op->cb(rc->ctx, op->arg, AMRMA_RMA_EV_DONE, op->status);
@@ -409,9 +410,10 @@ op_issue(struct rma_ctx *rc, struct rma_op *op, bool in_poll)
 			op->next_chunk++;
 		sent++;
 	}
-	/* copied puts no longer need the source once every chunk is out */
-	local_due = op->kind == OP_PUT && !op->zero_copy && op->cb != NULL &&
-		    (op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported;
+	/* copied puts (noncontiguous ones gather into each packet) no longer need the
+	 * source once every chunk is out */
+	local_due = (op->kind == OP_PUT || op->kind == OP_PUT_DT) && !op->zero_copy &&
+		    op->cb != NULL && (op->flags & AMRMA_RMA_F_LOCAL_CB) && !op->local_reported;
 	if (op->next_chunk == op->nchunks && op->nb_retry == 0 && op->state == OP_ISSUING &&
 	    (in_poll || !local_due)) {
 		/* (an op whose EV_LOCAL is due stays listed: the poll hook reports it) */
@@ -613,7 +615,8 @@ amrma_rma_local_done(struct amrma_ctx *ctx, amrma_rma_req_t req)
 		return __atomic_load_n(&op->ext_released, __ATOMIC_ACQUIRE) != 0;
 	if (op->zero_copy)
 		return 0;
-	return op->kind == OP_PUT && op->next_chunk == op->nchunks && op->state != OP_WAIT_CTS;
+	return (op->kind == OP_PUT || op->kind == OP_PUT_DT) && op->next_chunk == op->nchunks &&
+	       op->state != OP_WAIT_CTS;
 }
 
 int

@@ -477,6 +477,64 @@ test_deregister_slot(void **state)
 	free(mem);
 }
 
+struct local_events {
+	unsigned int n;
+	enum amrma_rma_event seq[8];
+	int local_done;		/* amrma_rma_local_done() when EV_LOCAL came */
+	amrma_rma_req_t req;
+};
+
+static void
+local_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct local_events *e = arg;
+
+	assert_int_equal(status, 0);
+	if (ev == AMRMA_RMA_EV_LOCAL)
+		e->local_done = amrma_rma_local_done(ctx, e->req);
+	if (e->n < RTE_DIM(e->seq))
+		e->seq[e->n] = ev;
+	e->n++;
+}
+
+/*
+ * A noncontiguous put follows amrma_rma_put()'s conventions: with AMRMA_RMA_F_LOCAL_CB it
+ * reports EV_LOCAL once every packet is gathered (its source is copied), before DONE, and
+ * amrma_rma_local_done() says so; it reported nothing, and local_done said 0 until the
+ * end. Several packets, and none (a zero count).
+ */
+static void
+test_put_dt_local_cb(void **state)
+{
+	struct amrma_dgsp_type *src = vec(3000, 2, 3, 8), *dst = vec(1000, 6, 7, 8);
+	const uint64_t counts[] = { 1, 0 };
+	unsigned int k;
+
+	(void)state;
+	for (k = 0; k < RTE_DIM(counts); k++) {
+		struct local_events e = { .local_done = -1 };
+		uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
+		int status = 1, ret;
+
+		fill(local, RLEN, 30 + k);
+		assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 },
+			key, 512, local, amrma_dgsp_type_program(src), counts[k],
+			amrma_dgsp_type_program(dst), counts[k], AMRMA_RMA_F_LOCAL_CB, local_cb,
+			&e, &e.req), 0);
+		while ((ret = amrma_rma_test(h_ctx(&H, 0, 0), e.req, &status)) == 0 &&
+		       rte_get_tsc_cycles() < end)
+			step();
+		assert_int_equal(ret, 1);
+		assert_int_equal(status, 0);
+		assert_int_equal(e.n, 2);
+		assert_int_equal(e.seq[0], AMRMA_RMA_EV_LOCAL);
+		assert_int_equal(e.seq[1], AMRMA_RMA_EV_DONE);
+		assert_int_equal(e.local_done, 1);
+	}
+	amrma_dgsp_type_free(src);
+	amrma_dgsp_type_free(dst);
+}
+
 int
 main(void)
 {
@@ -487,6 +545,7 @@ main(void)
 		cmocka_unit_test(test_abandoned_slot),
 		cmocka_unit_test(test_slot_dropped_on_initiator_restart),
 		cmocka_unit_test(test_deregister_slot),
+		cmocka_unit_test(test_put_dt_local_cb),
 	};
 
 	h_eal_init("amrma_test_rma_dt");

@@ -302,6 +302,17 @@ attach(struct rma_ctx *rc, struct rma_op *op, uint8_t *p, rte_iova_t iova, uint3
 	return m;
 }
 
+/*
+ * The remote offset of the chunk at off. A range past 2^64 is refused whole: its chunks
+ * name the last offset, which the target refuses with -EOVERFLOW as it would the range;
+ * offset + off would wrap around to the region's first bytes, outside the range.
+ */
+static inline uint64_t
+chunk_offset(const struct rma_op *op, uint64_t off)
+{
+	return op->len > UINT64_MAX - op->offset ? UINT64_MAX : op->offset + off;
+}
+
 /* Send one chunk; returns 0, -EAGAIN (try later) or a hard error. */
 static int
 send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
@@ -319,7 +330,7 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 		break;
 	case OP_GET:
 		args[0] = op->key;
-		args[1] = op->offset + off;
+		args[1] = chunk_offset(op, off);
 		args[2] = len;
 		ret = amrma_am_request(ctx, op->dst, AMRMA_RMA_H_GET, args, 3, NULL, 0,
 				       chunk_done, op_arg(rc, op, chunk));
@@ -341,7 +352,7 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 			     op->want_done ? AMRMA_RMA_H_PUT1 : AMRMA_RMA_H_PUT;
 
 		args[0] = tagged ? op->tag : op->key;
-		args[1] = tagged ? off : op->offset + off;
+		args[1] = tagged ? off : chunk_offset(op, off);
 		args[2] = op->len;
 		args[3] = op->want_done ? op_handle(rc, op) : op->rid;
 		rte_iova_t iova = op->zero_copy && len != 0 ?

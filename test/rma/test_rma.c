@@ -1911,6 +1911,46 @@ test_local_cb_in_poll(void **state)
 	}
 }
 
+/*
+ * A pipelined put or get whose range runs past 2^64 is refused with -EOVERFLOW as the
+ * other protocols refuse it, and moves no byte: its later chunks' offsets wrapped around
+ * to the start of the region, where the put wrote (and from where the get read) them.
+ */
+static void
+test_pipelined_range_wraps(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	const struct amrma_ep ep = { .node = 1, .ctx = 1 };
+	const uint64_t len = 6 * (uint64_t)mtu;
+	const uint32_t flags[] = { 0, AMRMA_RMA_F_PER_PACKET, AMRMA_RMA_F_COPY };
+	unsigned int k, i;
+
+	RTE_SET_USED(state);
+	memset(target, GUARD, len + 4096);
+	h_fill(src, len, 77);
+	for (k = 0; k < RTE_DIM(flags); k++) {
+		amrma_rma_req_t req;
+
+		assert_int_equal(amrma_rma_put(ctx, ep, key_rw, UINT64_MAX - mtu / 2 - k, src,
+			len, AMRMA_RMA_F_PIPELINED | flags[k], NULL, NULL, &req), 0);
+		assert_int_equal(wait_req(ctx, req), -EOVERFLOW);
+		for (i = 0; i < len + 4096; i++)
+			if (target[i] != GUARD)
+				fail_msg("case %u: refused put wrote byte %u of the region", k, i);
+	}
+	for (k = 0; k < RTE_DIM(flags); k++) {
+		amrma_rma_req_t req;
+
+		memset(dst, 0x22, len);
+		assert_int_equal(amrma_rma_get(ctx, ep, key_rw, UINT64_MAX - mtu / 2 - k, dst,
+			len, AMRMA_RMA_F_PIPELINED | flags[k], NULL, NULL, &req), 0);
+		assert_int_equal(wait_req(ctx, req), -EOVERFLOW);
+		for (i = 0; i < len; i++)
+			if (dst[i] != 0x22)
+				fail_msg("case %u: refused get wrote local byte %u", k, i);
+	}
+}
+
 int
 main(void)
 {
@@ -1931,6 +1971,7 @@ main(void)
 		cmocka_unit_test(test_rndv_get_data_not_sent_to_next_life),
 		cmocka_unit_test(test_progress_service),
 		cmocka_unit_test(test_access_errors),
+		cmocka_unit_test(test_pipelined_range_wraps),
 		cmocka_unit_test(test_concurrent_all_contexts),
 		cmocka_unit_test(test_deregister_in_flight),
 		cmocka_unit_test(test_deregister_rndv_put),

@@ -350,7 +350,6 @@ start_dt(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 	args[3] = kind == OP_PUT_DT ? DT_PERM_PUT : DT_PERM_GET;
 	args[4] = total;
 	op->state = OP_WAIT_CTS;
-	rc->st.dt_ops++;
 	ret = amrma_am_request(ctx, dst, AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n,
 			       setup_done, (void *)(uintptr_t)op_handle(rc, op));
 	if (ret != 0) {
@@ -358,6 +357,8 @@ start_dt(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 		op_release(rc, op);
 		return ret;
 	}
+	op_count(rc, kind, total);
+	rc->st.dt_ops++;
 	if (req != NULL)
 		*req = op_handle(rc, op);
 	return 0;

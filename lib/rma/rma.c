@@ -96,14 +96,19 @@ op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct amrma_ep dst, ui
 	op->cb = cb;
 	op->arg = arg;
 	op->user_holds = user_holds;
+	return op;
+}
+
+void
+op_count(struct rma_ctx *rc, uint8_t kind, uint64_t len)
+{
 	if (kind == OP_PUT || kind == OP_PUT_DT) {
 		rc->st.puts++;
 		rc->st.put_bytes += len;
-	} else if (kind == OP_GET || kind == OP_GET_DT) {
+	} else {
 		rc->st.gets++;
 		rc->st.get_bytes += len;
 	}
-	return op;
 }
 
 void
@@ -573,8 +578,12 @@ start(struct amrma_ctx *ctx, uint8_t kind, struct amrma_ep dst, uint64_t key,
 		op_release(rc, op);
 		if (req != NULL)
 			*req = 0;
+		return ret;
 	}
-	return ret;
+	op_count(rc, kind, len);
+	if (proto == AMRMA_RMA_F_RENDEZVOUS)
+		rc->st.rndv_ops++;
+	return 0;
 }
 
 int

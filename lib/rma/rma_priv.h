@@ -305,12 +305,14 @@ ops_in_use(const struct rma_ctx *rc)
 	return rc->nb_free != rc->rma->conf.max_ops;
 }
 /*
- * Allocate an operation of len bytes cut into frame-sized chunks and count it; NULL with
- * *err = -EAGAIN (table full) or -EINVAL (more than 2^32 packets).
+ * Allocate an operation of len bytes cut into frame-sized chunks; NULL with *err =
+ * -EAGAIN (table full) or -EINVAL (more than 2^32 packets).
  */
 struct rma_op *op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct amrma_ep dst,
 		      uint64_t key, uint64_t offset, uint8_t *buf, uint64_t len,
 		      amrma_rma_cb_t cb, void *arg, bool user_holds, int *err);
+/* Count a put or get of len bytes, once started: one refused in the call never existed. */
+void op_count(struct rma_ctx *rc, uint8_t kind, uint64_t len);
 void op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status);
 int op_issue(struct rma_ctx *rc, struct rma_op *op, bool in_poll);
 void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);

@@ -157,7 +157,6 @@ rndv_start(struct rma_ctx *rc, struct rma_op *op)
 
 	op->tag = h;
 	op->deadline = rte_rdtsc() + rndv_timeout_tsc(rc->rma);
-	rc->st.rndv_ops++;
 	args[0] = op->key;
 	args[1] = op->offset;
 	args[2] = op->len;

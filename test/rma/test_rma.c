@@ -1951,6 +1951,72 @@ test_pipelined_range_wraps(void **state)
 	}
 }
 
+/*
+ * An operation refused in the call (-EAGAIN: rendezvous requests issued without polling,
+ * one per frame, until the AM channel's queue is full; gets also when the receive table
+ * is) never existed: it is not counted. op_new() counted it before its protocol could
+ * refuse it, so a caller retrying on -EAGAIN inflated puts, gets, bytes and rndv_ops.
+ */
+static void
+test_refused_start_not_counted(void **state)
+{
+	struct amrma_rma_stats before, after;
+	unsigned int ok[2] = { 0, 0 }, refused[2] = { 0, 0 }, i, get;
+	struct amrma_node_conf nc;
+	struct amrma_rma *r2[2];
+	struct amrma_region *reg;
+	struct conc c = { 0 };
+	struct harness h2;
+	struct amrma_ctx *ctx;
+	uint64_t end, key;
+
+	RTE_SET_USED(state);
+	h_conf(&nc);
+	nc.coalesce_frame = 0;
+	assert_int_equal(h_create(&h2, 2, 1, &nc), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(amrma_rma_create(h2.n[i].node, NULL, &r2[i]), 0);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
+		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	ctx = h_ctx(&h2, 0, 0);
+	amrma_rma_stats_get(ctx, &before);
+	for (get = 0; get < 2; get++)
+		for (i = 0; i < 1000 && refused[get] < 3; i++) {
+			int ret = get ?
+				amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, key, 1000 * i,
+					      dst, 1000, AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL) :
+				amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 1000 * i,
+					      src, 1000, AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL);
+
+			if (ret == 0)
+				ok[get]++;
+			else if (ret == -EAGAIN)
+				refused[get]++;
+			else
+				fail_msg("%s %u: %d", get ? "get" : "put", i, ret);
+		}
+	assert_int_equal(refused[0], 3);
+	assert_int_equal(refused[1], 3);
+	amrma_rma_stats_get(ctx, &after);
+	assert_int_equal(after.puts - before.puts, ok[0]);
+	assert_int_equal(after.put_bytes - before.put_bytes, 1000 * (uint64_t)ok[0]);
+	assert_int_equal(after.gets - before.gets, ok[1]);
+	assert_int_equal(after.get_bytes - before.get_bytes, 1000 * (uint64_t)ok[1]);
+	assert_int_equal(after.rndv_ops - before.rndv_ops, ok[0] + ok[1]);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 60;
+	while (c.done < ok[0] + ok[1] && rte_get_tsc_cycles() < end) {
+		h_step(&h2);
+		amrma_rma_progress(r2[0]);
+		amrma_rma_progress(r2[1]);
+	}
+	assert_int_equal(c.done, ok[0] + ok[1]);
+	assert_int_equal(c.errors, 0);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
+	amrma_rma_destroy(r2[0]);
+	amrma_rma_destroy(r2[1]);
+	h_destroy(&h2);
+}
+
 int
 main(void)
 {
@@ -1958,6 +2024,7 @@ main(void)
 		cmocka_unit_test(test_sizes_all_protocols),
 		cmocka_unit_test(test_start_errors_returned),
 		cmocka_unit_test(test_local_cb_in_poll),
+		cmocka_unit_test(test_refused_start_not_counted),
 		cmocka_unit_test(test_zero_copy_and_events),
 		cmocka_unit_test(test_zero_copy_port_holds_frames),
 		cmocka_unit_test(test_local_done_while_port_holds),

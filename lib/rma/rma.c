@@ -82,6 +82,7 @@ op_new(struct rma_ctx *rc, uint8_t kind, uint32_t flags, struct amrma_ep dst, ui
 	op->kind = kind;
 	op->flags = flags;
 	op->dst = dst;
+	op->ep = dst;
 	op->key = key;
 	op->offset = offset;
 	op->buf = buf;
@@ -669,7 +670,7 @@ amrma_rma_flush(struct amrma_ctx *ctx, struct amrma_ep dst)
 			const struct rma_op *op = &rc->ops[i];
 
 			pending = op->state != OP_FREE && op->state != OP_COMPLETE &&
-				  op->kind != OP_TSEND && ep_same(op->dst, dst);
+				  op->kind != OP_TSEND && ep_same(op->ep, dst);
 		}
 		if (pending) {
 			if (amrma_ctx_poll(ctx, 32) < 0)

@@ -43,6 +43,9 @@ struct rma_op {
 	uint16_t gen;
 	uint32_t flags;
 	struct amrma_ep dst;		/* where the chunks go */
+	struct amrma_ep ep;		/* the endpoint the caller named (flush): a
+					 * rendezvous put's dst moves to the target's
+					 * progress context with the CTS */
 	uint64_t key;
 	uint64_t offset;		/* remote offset (put/get), 0 for tagged sends */
 	uint8_t *buf;

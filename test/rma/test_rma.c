@@ -2017,6 +2017,67 @@ test_refused_start_not_counted(void **state)
 	h_destroy(&h2);
 }
 
+struct flush_probe {
+	struct amrma_ctx *ctx;
+	int to_issued;		/* flush to the endpoint the put was issued to */
+	int to_progress;	/* flush to the target's progress context */
+	bool done;
+};
+
+static void
+flush_probe_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct flush_probe *f = arg;
+
+	assert_int_equal(status, 0);
+	if (ev != AMRMA_RMA_EV_DONE)
+		return;
+	/* inside a poll: -EPERM when something is pending to the endpoint, else 0 */
+	f->to_issued = amrma_rma_flush(ctx, (struct amrma_ep){ .node = 1, .ctx = 1 });
+	f->to_progress = amrma_rma_flush(ctx, (struct amrma_ep){ .node = 1, .ctx = 0 });
+	f->done = true;
+}
+
+/*
+ * amrma_rma_flush() waits for the operations issued to an endpoint: a rendezvous put to
+ * context 1 of the target, whose data go to the target's progress context (0) once the
+ * CTS came, is one of them. flush matched the endpoint the data went to, so it missed
+ * that put (and waited for it on a flush to context 0, to which nothing was issued).
+ */
+static void
+test_flush_rndv_put_after_cts(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	const struct amrma_ep ep = { .node = 1, .ctx = 1 };
+	struct flush_probe f = { .to_issued = 1, .to_progress = 1 };
+	struct amrma_rma_stats st0, st;
+	amrma_rma_req_t put;
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
+
+	RTE_SET_USED(state);
+	amrma_rma_stats_get(h_ctx(&H, 1, 0), &st0);
+	h_fill(src, 32 << 20, 61);
+	assert_int_equal(amrma_rma_put(ctx, ep, key_rw, 0, src, 32 << 20,
+		AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &put), 0);
+	/* until data flow: the CTS is in, the put sends to context 0 */
+	do {
+		rma_step();
+		amrma_rma_stats_get(h_ctx(&H, 1, 0), &st);
+	} while (st.served_put_bytes == st0.served_put_bytes && rte_get_tsc_cycles() < end);
+	assert_true(st.served_put_bytes > st0.served_put_bytes);
+	assert_int_equal(amrma_rma_test(ctx, put, NULL), 0);
+	assert_int_equal(amrma_rma_get(ctx, ep, key_ro, 0, dst, 64, AMRMA_RMA_F_SHORT,
+		flush_probe_cb, &f, NULL), 0);
+	while (!f.done && rte_get_tsc_cycles() < end)
+		rma_step();
+	assert_true(f.done);
+	assert_int_equal(amrma_rma_test(ctx, put, NULL), 0);	/* still in flight */
+	assert_int_equal(f.to_issued, -EPERM);
+	assert_int_equal(f.to_progress, 0);
+	assert_int_equal(wait_req(ctx, put), 0);
+	assert_memory_equal(target, src, 32 << 20);
+}
+
 int
 main(void)
 {
@@ -2025,6 +2086,7 @@ main(void)
 		cmocka_unit_test(test_start_errors_returned),
 		cmocka_unit_test(test_local_cb_in_poll),
 		cmocka_unit_test(test_refused_start_not_counted),
+		cmocka_unit_test(test_flush_rndv_put_after_cts),
 		cmocka_unit_test(test_zero_copy_and_events),
 		cmocka_unit_test(test_zero_copy_port_holds_frames),
 		cmocka_unit_test(test_local_done_while_port_holds),

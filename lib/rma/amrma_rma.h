@@ -278,7 +278,8 @@ struct amrma_rma_stats {
 	uint64_t dt_rejected;		/**< target: programs refused by the verifier */
 	uint64_t completions_sent;	/**< target: pipelined put completions (one per op) */
 	uint64_t completion_full;	/**< target: puts not counted, completed -ENOSPC */
-	uint64_t completion_drops;	/**< target: completions not sent (queue, peer) */
+	uint64_t completion_drops;	/**< target: completions not sent (peer gone, or
+					 *   refusals beyond 64 queued) */
 	/** target: rendezvous requests, receives, noncontiguous program slots,
 	 *  pipelined puts' completion entries and completions, and data of an
 	 *  initiator's earlier life, dropped when this context learns it restarted

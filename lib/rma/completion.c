@@ -16,6 +16,10 @@
  * operation the table has no room for completes with -ENOSPC, and the rest of its chunks
  * are refused even when room frees up meanwhile. Entries name the initiator's life
  * (amrma_am_msg.src_epoch): one that restarted reuses its old handles.
+ *
+ * Nothing makes a one-way message's sender hold back, so a completion cannot wait for
+ * queue room: an entry is held until its completion is sent (the table bounds those), and
+ * the queue has room for one per entry plus RMA_MAX_REFUSED refusals (which hold none).
  */
 #include <errno.h>
 #include <string.h>
@@ -40,8 +44,9 @@ static void track_free(struct rma_ctx *rc, struct put_track *t);
 
 /*
  * The entry of msg's (src, handle), or NULL and in *room a free one it may take (or NULL).
- * An entry of the initiator's earlier life is freed on the way: a restarted initiator
- * numbers its operations afresh, and its new put must not be counted into the old one.
+ * An entry of the initiator's earlier life is not returned (freed on the way, unless its
+ * completion waits in the queue): a restarted initiator numbers its operations afresh,
+ * and its new put must not be counted into the old one.
  */
 static struct put_track *
 track_find(struct rma_ctx *rc, const struct amrma_am_msg *msg, struct put_track **room)
@@ -56,7 +61,9 @@ track_find(struct rma_ctx *rc, const struct amrma_am_msg *msg, struct put_track 
 		if (t->used && t->handle == handle && ep_same(t->src, msg->src)) {
 			if (t->src_epoch == msg->src_epoch)
 				return t;
-			track_free(rc, t);
+			/* one whose completion is queued is freed when that is dropped */
+			if (!t->done_queued)
+				track_free(rc, t);
 		}
 		if (!t->used && *room == NULL)
 			*room = t;
@@ -82,12 +89,19 @@ track_new(struct rma_ctx *rc, struct put_track *room, const struct amrma_am_msg 
 }
 
 static void
-track_free(struct rma_ctx *rc, struct put_track *t)
+track_release(struct rma_ctx *rc, struct put_track *t)
 {
 	if (t->ref != NULL)
 		amrma_region_put(rc->rma->regions, t->ref);
 	t->ref = NULL;
+}
+
+static void
+track_free(struct rma_ctx *rc, struct put_track *t)
+{
+	track_release(rc, t);
 	t->used = false;
+	t->done_queued = false;
 	rc->nb_track--;
 }
 
@@ -169,21 +183,34 @@ refused_add(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t now)
 	r->deadline = now + rndv_timeout_tsc(rc->rma);
 }
 
-/* A completion for the poll hook to send; lost (and counted) only when the queue is full. */
+/*
+ * A completion for the poll hook to send. One of an entry (t) always has room: the entry
+ * is held until it is sent, and freed then. A refusal (t NULL) is lost, and counted, only
+ * beyond RMA_MAX_REFUSED queued.
+ */
 static void
-done_push(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t handle, int status)
+done_push(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t handle, int status,
+	  struct put_track *t)
 {
 	struct put_done *d;
 
-	if (rc->nb_done == rc->track_size) {
-		rc->st.completion_drops++;
-		return;
+	if (t == NULL) {
+		if (rc->nb_done_refusals == rc->done_size - rc->track_size) {
+			rc->st.completion_drops++;
+			return;
+		}
+		rc->nb_done_refusals++;
+	} else {
+		/* no chunk is placed through it any more */
+		track_release(rc, t);
+		t->done_queued = true;
 	}
-	d = &rc->done[(rc->done_head + rc->nb_done++) & (rc->track_size - 1)];
+	d = &rc->done[(rc->done_head + rc->nb_done++) & (rc->done_size - 1)];
 	d->to = msg->src;
 	d->epoch = msg->src_epoch;
 	d->handle = handle;
 	d->status = status;
+	d->track = t != NULL ? (uint32_t)(t - rc->track) : UINT32_MAX;
 }
 
 /* target: one chunk of a pipelined put (one-way): place it, count it */
@@ -212,16 +239,20 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 			 * told once (its other chunks in flight are refused quietly) */
 			rc->st.completion_full++;
 			refused_add(rc, msg, amrma_ctx_now(ctx));
-			done_push(rc, msg, msg->args[3], -ENOSPC);
+			done_push(rc, msg, msg->args[3], -ENOSPC, NULL);
 			return 0;
 		}
 		t = track_new(rc, room, msg);
 	}
+	if (t->done_queued) {
+		/* the operation was answered: a chunk beyond it is not placed */
+		rc->st.bad_replies++;
+		return 0;
+	}
 	if (t->total != msg->args[2] || msg->len > t->left) {
 		/* chunks that do not add up to their operation: answer it now */
 		rc->st.bad_replies++;
-		done_push(rc, msg, t->handle, -EPROTO);
-		track_free(rc, t);
+		done_push(rc, msg, t->handle, -EPROTO, t);
 		return 0;
 	}
 	status = place(rc, t, msg);
@@ -229,10 +260,8 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	if (status != 0 && t->status == 0)
 		t->status = status;
 	t->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rc->rma);
-	if (t->left == 0) {
-		done_push(rc, msg, t->handle, t->status);
-		track_free(rc, t);
-	}
+	if (t->left == 0)
+		done_push(rc, msg, t->handle, t->status, t);
 	return 0;
 }
 
@@ -272,7 +301,11 @@ completion_flush(struct rma_ctx *rc)
 			rc->st.completions_sent++;
 		else
 			rc->st.completion_drops++;
-		rc->done_head = (rc->done_head + 1) & (rc->track_size - 1);
+		if (d->track != UINT32_MAX)
+			track_free(rc, &rc->track[d->track]);
+		else
+			rc->nb_done_refusals--;
+		rc->done_head = (rc->done_head + 1) & (rc->done_size - 1);
 		rc->nb_done--;
 		n++;
 	}
@@ -318,7 +351,8 @@ completion_expire(struct rma_ctx *rc, uint64_t now)
 		bool closed;
 		uint32_t e;
 
-		if (!t->used)
+		/* one whose completion waits to be sent is freed when it is sent */
+		if (!t->used || t->done_queued)
 			continue;
 		if (now >= t->deadline) {
 			rc->st.rndv_timeouts++;
@@ -354,10 +388,11 @@ int
 completion_init(struct rma_ctx *rc, uint32_t size, int socket)
 {
 	rc->track_size = size;
+	rc->done_size = rte_align32pow2(size + RMA_MAX_REFUSED);
 	rc->track = rte_zmalloc_socket(NULL, sizeof(*rc->track) * size, RTE_CACHE_LINE_SIZE,
 				       socket);
-	rc->done = rte_zmalloc_socket(NULL, sizeof(*rc->done) * size, RTE_CACHE_LINE_SIZE,
-				      socket);
+	rc->done = rte_zmalloc_socket(NULL, sizeof(*rc->done) * rc->done_size,
+				      RTE_CACHE_LINE_SIZE, socket);
 	rc->refused = rte_zmalloc_socket(NULL, sizeof(*rc->refused) * RMA_MAX_REFUSED,
 					 RTE_CACHE_LINE_SIZE, socket);
 	return rc->track != NULL && rc->done != NULL && rc->refused != NULL ? 0 : -ENOMEM;

@@ -143,11 +143,14 @@ struct rma_ctx {
 	struct rma_dt dt[RMA_MAX_DT];
 	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* gathered get data */
 	struct put_track *track;	/* completion.c: completion_slots entries */
-	struct put_done *done;		/* ring of as many */
+	struct put_done *done;		/* ring of done_size */
 	uint32_t track_size;
 	uint32_t nb_track;
+	uint32_t done_size;		/* power of two: room for an entry of each track
+					 * and RMA_MAX_REFUSED refusals */
 	uint32_t done_head;
 	uint32_t nb_done;
+	uint32_t nb_done_refusals;	/* queued completions that hold no entry */
 	/* puts refused for want of room, until all their bytes came (completion.c) */
 	struct put_refused *refused;
 	uint32_t nb_refused;		/* entries with bytes to come */
@@ -165,6 +168,7 @@ struct put_track {
 	uint64_t deadline;		/* TSC: dropped if no chunk comes by then */
 	int status;			/* first error */
 	bool used;
+	bool done_queued;		/* its completion waits to be sent: held till then */
 	uint64_t key;			/* the region the first chunk named... */
 	struct amrma_region *ref;	/* ...held for the operation (NULL: unknown key):
 					 * one lookup, not one per chunk */
@@ -190,6 +194,7 @@ struct put_done {
 	uint32_t epoch;			/* the initiator's life it answers */
 	uint64_t handle;
 	int status;
+	uint32_t track;			/* the entry freed once it is sent, or UINT32_MAX */
 };
 
 /* RMA queue entries: what handlers hand to the progress engine. */

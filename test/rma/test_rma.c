@@ -1115,6 +1115,64 @@ test_rndv_receive_dropped_on_initiator_restart(void **state)
 	h_destroy(&h2);
 }
 
+/*
+ * The completions a target owes are never dropped for want of queue room: three one-chunk
+ * puts taken in one poll by a context with one completion slot each get theirs (the first
+ * 0, the others -ENOSPC, or 0 once the slot was free). The queue held completion_slots
+ * completions and entries were freed as soon as their last byte came, so the second and
+ * third put were counted, placed and their completions dropped: their initiators would
+ * have failed them with -ETIMEDOUT after rndv_timeout_ms.
+ */
+static void
+test_completions_not_dropped(void **state)
+{
+	const uint64_t h[3] = { UINT64_C(1) << 63 | 1, UINT64_C(1) << 63 | 2,
+				UINT64_C(1) << 63 | 3 };
+	struct amrma_rma_conf rc;
+	struct amrma_rma_stats s0, s1;
+	struct amrma_region *reg;
+	struct amrma_ctx *c0;
+	struct amrma_rma *rma;
+	struct harness h2;
+	uint64_t key, end;
+	unsigned int k, i;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
+	amrma_rma_conf_defaults(&rc);
+	rc.completion_slots = 1;
+	assert_int_equal(amrma_rma_create(h2.n[1].node, &rc, &rma), 0);
+	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
+	nb_dones = 0;
+	c0 = h_ctx(&h2, 0, 0);
+	memset(target, 0, 8192);
+	h_fill(src, 8192, 52);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
+					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+	for (k = 0; k < 3; k++)
+		put1_chunk(c0, key, 1024 * k, 16, h[k], &sent);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
+	while ((sent < 3 || nb_dones < 3) && rte_get_tsc_cycles() < end)
+		h_step(&h2);
+	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	assert_int_equal(s1.completion_drops - s0.completion_drops, 0);
+	assert_int_equal(nb_dones, 3);
+	for (k = 0; k < 3; k++) {
+		int st = (int)(int64_t)dones[k][1];
+
+		assert_true(dones[k][0] == h[k]);
+		assert_true(st == 0 || (k > 0 && st == -ENOSPC));
+		for (i = 0; i < 16; i++)
+			assert_int_equal(target[1024 * k + i], st == 0 ? src[1024 * k + i] : 0);
+	}
+	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
+	amrma_rma_destroy(rma);
+	h_destroy(&h2);
+}
+
 /* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
  * its size are refused (-EBUSY), then everything completes once progress resumes. */
 static void
@@ -2092,6 +2150,7 @@ main(void)
 		cmocka_unit_test(test_local_done_while_port_holds),
 		cmocka_unit_test(test_put_completion),
 		cmocka_unit_test(test_refused_put_stays_refused),
+		cmocka_unit_test(test_completions_not_dropped),
 		cmocka_unit_test(test_put_after_initiator_restart),
 		cmocka_unit_test(test_put_entry_dropped_on_initiator_restart),
 		cmocka_unit_test(test_put_done_not_sent_to_next_life),

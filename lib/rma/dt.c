@@ -147,15 +147,38 @@ moved(struct rma_ctx *rc, struct rma_dt *d, uint64_t n)
 		slot_free(rc, d);
 }
 
-/* A slot's region deregistered meanwhile: the slot goes, and with it the region. */
+/*
+ * A slot's region deregistered meanwhile: the slot goes, and with it the region; the
+ * operation's packets still to come are refused with -ENOKEY too (slot_gone).
+ */
 static bool
 slot_dead(struct rma_ctx *rc, struct rma_dt *d)
 {
 	if (amrma_region_live(d->ref))
 		return false;
 	rc->st.access_errors++;
+	d->dead_gen = d->gen;
+	d->dead_src = d->src_node;
+	d->dead_status = -ENOKEY;
 	slot_free(rc, d);
 	return true;
+}
+
+/*
+ * Why a packet names no slot: -ENOKEY for one whose slot its region's deregistration
+ * ended (the operation reports the first refusal that comes back, in any order), else
+ * -ENOENT.
+ */
+static int
+slot_gone(const struct rma_ctx *rc, uint64_t id, uint16_t src_node)
+{
+	uint32_t i = (uint32_t)id;
+	const struct rma_dt *d = i < RMA_MAX_DT ? &rc->dt[i] : NULL;
+
+	if (d != NULL && d->dead_status != 0 && d->dead_gen == (uint16_t)(id >> 32) &&
+	    d->dead_src == src_node)
+		return d->dead_status;
+	return -ENOENT;
 }
 
 static int
@@ -170,7 +193,9 @@ put_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	if (msg->nargs < 3)
 		return -EPROTO;
 	d = slot_of(rc, msg->args[0], msg->src.node);
-	if (d == NULL || d->perm != AMRMA_REGION_WRITE)
+	if (d == NULL)
+		return slot_gone(rc, msg->args[0], msg->src.node);
+	if (d->perm != AMRMA_REGION_WRITE)
 		return -ENOENT;
 	if (slot_dead(rc, d))
 		return -ENOKEY;
@@ -199,7 +224,9 @@ get_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
 	d = slot_of(rc, msg->args[0], msg->src.node);
 	off = msg->args[1];
 	len = msg->args[2];
-	if (d == NULL || d->perm != AMRMA_REGION_READ)
+	if (d == NULL)
+		return slot_gone(rc, msg->args[0], msg->src.node);
+	if (d->perm != AMRMA_REGION_READ)
 		return -ENOENT;
 	if (slot_dead(rc, d))
 		return -ENOKEY;

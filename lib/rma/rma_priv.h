@@ -118,6 +118,11 @@ struct rma_dt {
 	uint64_t total;			/* packed bytes of the operation */
 	uint64_t moved;			/* bytes placed or served; freed at total */
 	uint64_t deadline;
+	/* the last operation its region's deregistration ended: its other packets are
+	 * refused as its first was */
+	uint16_t dead_gen;
+	uint16_t dead_src;
+	int dead_status;
 };
 
 struct rma_ctx {

@@ -477,6 +477,88 @@ test_deregister_slot(void **state)
 	free(mem);
 }
 
+struct packet_events {
+	unsigned int ok, enokey, other, done;
+	int other_status, done_status;
+};
+
+static void
+packet_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct packet_events *e = arg;
+
+	(void)ctx;
+	if (ev == AMRMA_RMA_EV_DONE) {
+		e->done++;
+		e->done_status = status;
+	} else if (ev == AMRMA_RMA_EV_PACKET) {
+		if (status == 0)
+			e->ok++;
+		else if (status == -ENOKEY)
+			e->enokey++;
+		else {
+			e->other++;
+			e->other_status = status;
+		}
+	}
+}
+
+/*
+ * Every packet after a deregistration is refused with -ENOKEY (docs/rma.md), not only
+ * the first: that one freed the slot, and the packets in flight behind it found none and
+ * were refused with -ENOENT, which the operation reported when such a refusal came in
+ * first (reordered). Puts and gets, each packet reported (AMRMA_RMA_F_PER_PACKET).
+ */
+static void
+test_deregister_slot_every_packet(void **state)
+{
+	const uint64_t n = 256 * 1024;
+	struct amrma_dgsp_type *wide = vec(n, 1, 2, 8), *flat = vec(1, n, 1, 8);
+	struct amrma_region_table *t = amrma_rma_regions(R[1]);
+	uint8_t *mem = aligned_alloc(4096, 16 * n);
+	struct amrma_region *r;
+	unsigned int get, i;
+	uint64_t k, end;
+
+	(void)state;
+	for (get = 0; get < 2; get++) {
+		struct packet_events e = { 0 };
+		uint8_t *moved = get ? local : mem;
+
+		memset(moved, 0xa5, get ? 8 * n : 16 * n);
+		fill(get ? mem : local, get ? 16 * n : 8 * n, 8);
+		assert_int_equal(amrma_region_register(t, mem, 16 * n, get ? AMRMA_REGION_READ :
+			AMRMA_REGION_WRITE, &r, &k), 0);
+		if (get)
+			assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0),
+				(struct amrma_ep){ .node = 1 }, k, 0,
+				amrma_dgsp_type_program(wide), 1, local,
+				amrma_dgsp_type_program(flat), 1, AMRMA_RMA_F_PER_PACKET,
+				packet_cb, &e, NULL), 0);
+		else
+			assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0),
+				(struct amrma_ep){ .node = 1 }, k, 0, local,
+				amrma_dgsp_type_program(flat), 1, amrma_dgsp_type_program(wide),
+				1, AMRMA_RMA_F_PER_PACKET, packet_cb, &e, NULL), 0);
+		for (i = 0; i < 10000 && e.ok == 0; i++)
+			step();
+		assert_true(e.ok > 0);
+		assert_true(amrma_region_deregister(t, r, NULL, NULL) >= 0);
+		end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
+		while (e.done == 0 && rte_get_tsc_cycles() < end)
+			step();
+		assert_int_equal(e.done, 1);
+		assert_int_equal(e.done_status, -ENOKEY);
+		assert_true(e.enokey > 0);
+		if (e.other != 0)
+			fail_msg("%s: %u packets refused with %d, %u with -ENOKEY",
+				 get ? "get" : "put", e.other, e.other_status, e.enokey);
+	}
+	amrma_dgsp_type_free(wide);
+	amrma_dgsp_type_free(flat);
+	free(mem);
+}
+
 struct local_events {
 	unsigned int n;
 	enum amrma_rma_event seq[8];
@@ -546,6 +628,7 @@ main(void)
 		cmocka_unit_test(test_slot_dropped_on_initiator_restart),
 		cmocka_unit_test(test_deregister_slot),
 		cmocka_unit_test(test_put_dt_local_cb),
+		cmocka_unit_test(test_deregister_slot_every_packet),
 	};
 
 	h_eal_init("amrma_test_rma_dt");

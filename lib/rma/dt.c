@@ -170,14 +170,16 @@ slot_dead(struct rma_ctx *rc, struct rma_dt *d)
  * -ENOENT.
  */
 static int
-slot_gone(const struct rma_ctx *rc, uint64_t id, uint16_t src_node)
+slot_gone(struct rma_ctx *rc, uint64_t id, uint16_t src_node)
 {
 	uint32_t i = (uint32_t)id;
 	const struct rma_dt *d = i < RMA_MAX_DT ? &rc->dt[i] : NULL;
 
 	if (d != NULL && d->dead_status != 0 && d->dead_gen == (uint16_t)(id >> 32) &&
-	    d->dead_src == src_node)
+	    d->dead_src == src_node) {
+		rc->st.access_errors++;
 		return d->dead_status;
+	}
 	return -ENOENT;
 }
 

@@ -99,6 +99,12 @@ struct rma_rx {
 	uint32_t op;			/* rendezvous get: our op index... */
 	uint16_t op_gen;		/* ...and its generation */
 	uint64_t deadline;		/* TSC by which the next data must arrive */
+	/* the last put its region's deregistration ended: its other chunks are refused as
+	 * its first was */
+	uint16_t dead_gen;
+	uint16_t dead_src;
+	int dead_status;
+	uint64_t dead_tag;
 };
 
 #define RMA_MAX_RX 256

@@ -318,6 +318,13 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	    (rx->ref != NULL && (rx->src.ctx != msg->src.ctx ||
 				 rx->src_epoch != msg->src_epoch)) ||
 	    msg->args[2] != rx->len || rx->complete) {
+		/* the rest of a put its region's deregistration ended: refused as its
+		 * first chunk was (the put reports the first refusal back, in any order) */
+		if (rx->dead_status != 0 && rx->dead_gen == (uint16_t)(id >> 32) &&
+		    rx->dead_tag == tag && rx->dead_src == msg->src.node) {
+			rc->st.access_errors++;
+			return rx->dead_status;
+		}
 		rc->st.bad_replies++;
 		return -EPROTO;
 	}
@@ -329,6 +336,10 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 		/* deregistered meanwhile: this and what follows is refused, as a lookup would
 		 * be, and the region is released now */
 		rc->st.access_errors++;
+		rx->dead_gen = rx->gen;
+		rx->dead_src = rx->src.node;
+		rx->dead_tag = tag;
+		rx->dead_status = -ENOKEY;
 		rx_abort(rc, i, -ENOKEY);
 		return -ENOKEY;
 	}

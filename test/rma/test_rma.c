@@ -381,6 +381,71 @@ step2(struct harness *h, struct amrma_rma **r)
 	amrma_rma_progress(r[1]);
 }
 
+struct pkt_events {
+	unsigned int ok, enokey, other, done;
+	int other_status, done_status;
+};
+
+static void
+pkt_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
+{
+	struct pkt_events *e = arg;
+
+	RTE_SET_USED(ctx);
+	if (ev == AMRMA_RMA_EV_DONE) {
+		e->done++;
+		e->done_status = status;
+	} else if (ev == AMRMA_RMA_EV_PACKET) {
+		if (status == 0)
+			e->ok++;
+		else if (status == -ENOKEY)
+			e->enokey++;
+		else {
+			e->other++;
+			e->other_status = status;
+		}
+	}
+}
+
+/*
+ * A rendezvous put's chunks after its region's deregistration are all refused with
+ * -ENOKEY (docs/rma.md), not only the first: that one ended the receive, and the chunks
+ * in flight behind it found none and were refused with -EPROTO, which the put reported
+ * when such a refusal came back first (reordered).
+ */
+static void
+test_deregister_rndv_put_every_packet(void **state)
+{
+	struct amrma_region_table *t = amrma_rma_regions(R[1]);
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ep ep = { .node = 1, .ctx = 0 };
+	uint8_t *mem = aligned_alloc(4096, 8 << 20);
+	struct pkt_events e = { 0 };
+	struct amrma_region *reg;
+	uint64_t key, end;
+	int i;
+
+	RTE_SET_USED(state);
+	h_fill(src, 8 << 20, 97);
+	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20,
+		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_PER_PACKET, pkt_cb, &e, NULL), 0);
+	for (i = 0; i < 100000 && e.ok == 0; i++)
+		rma_step();
+	assert_true(e.ok > 0);
+	assert_true(amrma_region_deregister(t, reg, NULL, NULL) >= 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
+	while (e.done == 0 && rte_get_tsc_cycles() < end)
+		rma_step();
+	assert_int_equal(e.done, 1);
+	assert_int_equal(e.done_status, -ENOKEY);
+	assert_true(e.enokey > 0);
+	if (e.other != 0)
+		fail_msg("%u chunks refused with %d, %u with -ENOKEY", e.other, e.other_status,
+			 e.enokey);
+	free(mem);
+}
+
 /* The same over rendezvous: the target's receive holds the region for the whole put and
  * checks per chunk that it is still registered. */
 static void
@@ -2163,6 +2228,7 @@ main(void)
 		cmocka_unit_test(test_concurrent_all_contexts),
 		cmocka_unit_test(test_deregister_in_flight),
 		cmocka_unit_test(test_deregister_rndv_put),
+		cmocka_unit_test(test_deregister_rndv_put_every_packet),
 		cmocka_unit_test(test_deregister_rndv_get),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_rendezvous_timeout),

@@ -553,8 +553,7 @@ parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
 	ip = (const void *)((const uint8_t *)p + sizeof(struct rte_ether_hdr));
 	if (((const struct rte_udp_hdr *)(ip + 1))->dgram_cksum == 0)
 		return rxp->require_csum ? AMRMA_WIRE_ERR_BAD_UDP_CSUM : AMRMA_WIRE_OK;
-	if (rte_ipv4_udptcp_cksum_mbuf_verify(m, ip,
-			sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr)) != 0)
+	if (frame_udp_sum(m) != 0xffff)
 		return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
 	return AMRMA_WIRE_OK;
 }

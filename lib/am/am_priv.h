@@ -264,6 +264,8 @@ void frame_over(const struct channel *ch, struct rte_mbuf *m,
 struct rte_mbuf *frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *ch,
 				   const struct amrma_wire_fields *f, const uint64_t *args,
 				   struct rte_mbuf *payload);
+/* UDP checksum of a frame in segments: see frame.c */
+uint16_t frame_udp_sum(const struct rte_mbuf *m);
 void frame_set_dst_epoch(const struct amrma_ctx *ctx, uint8_t *frame, struct rte_mbuf *m,
 			 size_t len, uint32_t epoch);
 void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,

@@ -56,7 +56,8 @@
 #define TAG_MAX_UNEXP 6
 #define TAG_MAX_UNEXP_BYTES 6000
 
-enum { RG_RW, RG_RO, RG_WO, RG_NB };
+/* RG_VOL: read-write, deregistered and registered again at random times */
+enum { RG_RW, RG_RO, RG_WO, RG_VOL, RG_NB };
 enum kind { K_PUT, K_GET, K_PUT_DT, K_GET_DT };
 enum bad { B_NONE, B_KEY, B_RANGE, B_OVERFLOW, B_PERM, B_INCALL };
 static const char *const kind_name[] = { "put", "get", "put_dt", "get_dt" };
@@ -71,6 +72,13 @@ struct region {
 	uint64_t key;
 	struct amrma_region *reg;
 	bool eal;
+	/* RG_VOL */
+	bool dead;		/* deregistered */
+	bool released;		/* ... and its release callback ran */
+	uint32_t gen;		/* registrations so far */
+	uint8_t *snap;		/* its bytes at deregistration: nothing may change them */
+	unsigned int idle;	/* steps since released */
+	unsigned int releases;
 };
 
 struct sop {
@@ -86,7 +94,8 @@ struct sop {
 	int rg;			/* region at dst, -1: none */
 	uint64_t key, off, len;
 	uint32_t flags, proto, nchunks;
-	int expect, alt;	/* acceptable statuses */
+	int expect, alt, alt2;	/* acceptable statuses */
+	uint32_t vol_gen;	/* RG_VOL: the registration it named */
 	uint64_t chg_lo, chg_hi; /* region bytes that may change on error */
 	bool resv;
 	uint64_t rlo, rhi;	/* reserved range of the target region */
@@ -799,6 +808,8 @@ setup_contig(struct sop *o)
 	} else {
 		o->rg = chance(70) ? RG_RW : RG_RO;
 	}
+	if (o->bad == B_NONE && chance(12))
+		o->rg = RG_VOL;
 	r = &S.rg[dn][o->rg];
 	rlen = r->len;
 	o->key = r->key;
@@ -882,6 +893,8 @@ setup_dt(struct sop *o)
 		o->rg = chance(80) ? RG_RW : RG_WO;
 	else
 		o->rg = chance(70) ? RG_RW : RG_RO;
+	if (o->bad == B_NONE && chance(12))
+		o->rg = RG_VOL;
 	r = &S.rg[dn][o->rg];
 	rlen = r->len;
 	o->key = r->key;
@@ -1065,8 +1078,23 @@ issue_random(uint16_t node, uint16_t ctx, bool from_cb)
 		S.nb_op--;	/* never called: the record is reused */
 		return;
 	}
+	o->alt = o->alt2 = o->expect;
+	if (o->rg == RG_VOL) {
+		struct region *r = &S.rg[o->dst.node][RG_VOL];
+
+		/* a rendezvous get from a region deregistered meanwhile is not told: it
+		 * would fail only at rndv_timeout_ms */
+		if (o->kind == K_GET && o->proto == AMRMA_RMA_F_RENDEZVOUS) {
+			o->proto = AMRMA_RMA_F_PIPELINED;
+			o->flags = (o->flags & ~AMRMA_RMA_F_RENDEZVOUS) | AMRMA_RMA_F_PIPELINED;
+		}
+		o->vol_gen = r->gen;
+		if (r->dead)
+			o->expect = o->alt = o->alt2 = -ENOKEY;
+		else
+			o->alt2 = -ENOKEY;	/* deregistered before it is done */
+	}
 	/* a pipelined put counted in a table of few slots may be refused, untouched */
-	o->alt = o->expect;
 	if (o->kind == K_PUT && o->proto == AMRMA_RMA_F_PIPELINED &&
 	    !(o->flags & AMRMA_RMA_F_PER_PACKET) && S.rc.completion_slots < 64)
 		o->alt = -ENOSPC;	/* before the key or range is looked at */
@@ -1137,7 +1165,7 @@ check_region_range(const struct sop *o, const char *what)
 static bool
 status_ok(const struct sop *o, int st)
 {
-	return st == o->expect || st == o->alt;
+	return st == o->expect || st == o->alt || st == o->alt2;
 }
 
 static void
@@ -1146,6 +1174,7 @@ finish(struct sop *o)
 	struct region *r = o->rg >= 0 ? &S.rg[o->dst.node][o->rg] : NULL;
 	int st = o->status;
 	uint32_t max_pk;
+	bool nodata = false;	/* RG_VOL registered again since: its bytes are new */
 	long d;
 
 	if (!o->has_cb)
@@ -1186,6 +1215,24 @@ finish(struct sop *o)
 	else
 		CHECK(o->n_packet <= max_pk, "%s: %u EV_PACKET", op_str(o), o->n_packet);
 
+	if (o->rg == RG_VOL) {
+		struct region *v = &S.rg[o->dst.node][RG_VOL];
+		bool same = v->gen == o->vol_gen;
+
+		CHECK(st != -ENOKEY || !same || v->dead, "%s: -ENOKEY from a registered region",
+		      op_str(o));
+		if (same && v->dead && st == 0 && o->kind == K_PUT &&
+		    (d = pat_diff(v->snap + o->off, o->len, o->fill)) >= 0)
+			soak_fail("%s: byte %ld not placed before the deregistration", op_str(o),
+				  d);
+		nodata = !same;
+		if (!same || (v->dead && o->kind != K_GET && o->kind != K_GET_DT)) {
+			/* the region's bytes are checked at deregistration and release */
+			o->resv = false;
+			if (o->kind == K_PUT || o->kind == K_PUT_DT)
+				goto done;
+		}
+	}
 	switch (o->kind) {
 	case K_PUT:
 	case K_PUT_DT:
@@ -1214,7 +1261,8 @@ finish(struct sop *o)
 		    (d = pat_diff_at(o->alloc + GUARD + o->len, GUARD, o->fill ^ 0x9e37u,
 				     GUARD + o->len)) >= 0)
 			soak_fail("%s: guard byte %ld around the buffer written", op_str(o), d);
-		if (st == 0 && (d = mem_diff(o->buf, r->shadow + o->off, o->len)) >= 0) {
+		if (st == 0 && !nodata &&
+		    (d = mem_diff(o->buf, r->shadow + o->off, o->len)) >= 0) {
 			who_touched(o->dst.node, o->rg, o->off + (uint64_t)d);
 			soak_fail("%s: got byte %ld = %#x, must be %#x (the region has %#x)",
 				  op_str(o), d, o->buf[d], r->shadow[o->off + d],
@@ -1222,7 +1270,7 @@ finish(struct sop *o)
 		}
 		break;
 	case K_GET_DT:
-		if (st == 0) {
+		if (st == 0 && !nodata) {
 			if ((d = mem_diff(o->alloc, o->expect_buf, o->alloc_len)) >= 0)
 				soak_fail("%s: local byte %ld of %zu = %#x, must be %#x",
 					  op_str(o), d, o->alloc_len, o->alloc[d],
@@ -1234,6 +1282,7 @@ finish(struct sop *o)
 		}
 		break;
 	}
+done:
 	/* from now on the library may not touch the buffers */
 	if (o->kind == K_GET || o->kind == K_GET_DT) {
 		pat(o->alloc, o->alloc_len, o->fill ^ 0x7777u);
@@ -1734,11 +1783,22 @@ seed_setup(uint64_t seed)
 				 (uint32_t)rnd_n(6), (uint32_t)rnd_n(3), rnd());
 			S.h.n[i].fault.split_pct = (uint32_t)rnd_n(6);
 		}
+	if (getenv("AMRMA_SOAK_FAULTS") != NULL) {
+		/* hunting: "drop,dup,reorder,corrupt,split" percentages on every node */
+		unsigned int f[5] = { 0, 0, 0, 0, 0 };
+
+		sscanf(getenv("AMRMA_SOAK_FAULTS"), "%u,%u,%u,%u,%u", &f[0], &f[1], &f[2],
+		       &f[3], &f[4]);
+		for (i = 0; i < NODES; i++) {
+			h_faults(&S.h, i, f[0], f[1], f[2], f[3], rnd());
+			S.h.n[i].fault.split_pct = f[4];
+		}
+	}
 	for (i = 0; i < NODES; i++)
 		for (j = 0; j < RG_NB; j++) {
 			struct region *r = &S.rg[i][j];
-			uint32_t perm = j == RG_RW ? AMRMA_REGION_READ | AMRMA_REGION_WRITE :
-					j == RG_RO ? AMRMA_REGION_READ : AMRMA_REGION_WRITE;
+			uint32_t perm = j == RG_RO ? AMRMA_REGION_READ : j == RG_WO ?
+					AMRMA_REGION_WRITE : AMRMA_REGION_READ | AMRMA_REGION_WRITE;
 			int ret;
 
 			r->len = j == RG_RW ? RTE_MAX(S.max_size * 2, UINT64_C(2) << 20) +
@@ -1749,6 +1809,9 @@ seed_setup(uint64_t seed)
 			pat(r->base, r->len + 2 * PAD, (uint32_t)(seed * 7 + i * 3 + j));
 			r->shadow = malloc(r->len);
 			memcpy(r->shadow, r->mem, r->len);
+			r->snap = j == RG_VOL ? malloc(r->len) : NULL;
+			r->dead = r->released = false;
+			r->gen = r->idle = r->releases = 0;
 			ret = amrma_region_register(amrma_rma_regions(S.R[i]), r->mem, r->len,
 						    perm, &r->reg, &r->key);
 			CHECK(ret == 0, "region register: %d", ret);
@@ -1768,6 +1831,86 @@ seed_setup(uint64_t seed)
 	S.destroy_mid = !S.valgrind && chance(8);
 }
 
+static uint32_t
+vol_marker(const struct region *r)
+{
+	return (uint32_t)S.seed ^ (r->gen * 0x9e3779b9u) ^ 0xabcdu;
+}
+
+static void
+vol_released(void *arg, void *addr, size_t len)
+{
+	struct region *r = arg;
+	long d;
+
+	CHECK(r->dead && !r->released && addr == r->mem && len == r->len,
+	      "region release callback: dead %d released %d", r->dead, r->released);
+	if ((d = mem_diff(r->mem, r->snap, r->len)) >= 0)
+		soak_fail("byte %ld of a region changed after its deregistration", d);
+	r->released = true;
+	r->releases++;
+	r->idle = 0;
+	pat(r->mem, r->len, vol_marker(r));	/* the application reuses its memory */
+}
+
+/* RG_VOL: deregistered at random, registered again a while after its release */
+static void
+vol_work(void)
+{
+	unsigned int i;
+	long d;
+	int ret;
+
+	for (i = 0; i < NODES; i++) {
+		struct region *r = &S.rg[i][RG_VOL];
+		struct amrma_region_table *t = amrma_rma_regions(S.R[i]);
+
+		if (!r->dead && chance(1) && chance(40)) {
+			memcpy(r->snap, r->mem, r->len);
+			r->dead = true;
+			r->released = false;
+			ret = amrma_region_deregister(t, r->reg, vol_released, r);
+			CHECK(ret == 0 || ret == 1, "deregister: %d", ret);
+			CHECK(r->released == (ret == 0), "deregister returned %d, released %d",
+			      ret, r->released);
+		} else if (r->dead && !r->released && ++r->idle % 64 == 0) {
+			if ((d = mem_diff(r->mem, r->snap, r->len)) >= 0)
+				soak_fail("node %u: byte %ld of a region changed after its "
+					  "deregistration", i, d);
+		} else if (r->released && ++r->idle > 200) {
+			if ((d = pat_diff(r->mem, r->len, vol_marker(r))) >= 0)
+				soak_fail("node %u: byte %ld of a region written after its "
+					  "release", i, d);
+			ret = amrma_region_register(t, r->mem, r->len,
+				AMRMA_REGION_READ | AMRMA_REGION_WRITE, &r->reg, &r->key);
+			CHECK(ret == 0, "register again: %d", ret);
+			r->gen++;
+			r->dead = r->released = false;
+			memcpy(r->shadow, r->mem, r->len);
+		}
+	}
+}
+
+/* at the end: a deregistered region was released (no reference left), untouched since */
+static void
+vol_check_end(void)
+{
+	unsigned int i;
+	long d;
+
+	for (i = 0; i < NODES; i++) {
+		struct region *r = &S.rg[i][RG_VOL];
+
+		if (!r->dead)
+			continue;
+		CHECK(r->released, "node %u: a deregistered region is still held", i);
+		if ((d = pat_diff(r->mem, r->len, vol_marker(r))) >= 0)
+			soak_fail("node %u: byte %ld of a region written after its release", i,
+				  d);
+		memcpy(r->shadow, r->mem, r->len);	/* for check_regions */
+	}
+}
+
 static void
 step(void)
 {
@@ -1778,8 +1921,10 @@ step(void)
 	S.in_poll = false;
 	for (i = 0; i < NODES && !S.destroyed; i++)
 		amrma_rma_progress(S.R[i]);
-	if (!S.destroyed)
+	if (!S.destroyed) {
 		poll_handles();
+		vol_work();
+	}
 	tag_work();
 }
 
@@ -1817,9 +1962,13 @@ check_engines_empty(void)
 
 	for (i = 0; i < NODES; i++) {
 		struct amrma_rma *rma = S.R[i];
+		struct amrma_region_stats rs;
 
 		CHECK(rte_ring_count(rma->queue) == 0 && rma->nb_pending == 0,
 		      "node %u: RMA queue not empty", i);
+		amrma_region_stats_get(amrma_rma_regions(rma), &rs);
+		CHECK(rs.descriptors == rs.registered, "node %u: %u region references held", i,
+		      rs.descriptors - rs.registered);
 		CHECK(rte_mempool_in_use_count(rma->ext_pool) == 0,
 		      "node %u: %u zero-copy mbufs held", i,
 		      rte_mempool_in_use_count(rma->ext_pool));
@@ -1881,7 +2030,10 @@ check_counters(void)
 			CHECK(q == S.rc.progress_ctx ? st.op_errors >= c->errors :
 			      st.op_errors == c->errors, "%u.%u: %" PRIu64 " op errors, saw %"
 			      PRIu64, i, q, st.op_errors, c->errors);
-			CHECK(st.bad_replies == 0, "%u.%u: %" PRIu64 " bad replies", i, q,
+			/* after a deregistration ended a receive, the chunks in flight to it
+			 * count as bad */
+			CHECK(st.bad_replies == 0 || S.rg[i][RG_VOL].releases != 0 ||
+			      S.rg[i][RG_VOL].dead, "%u.%u: %" PRIu64 " bad replies", i, q,
 			      st.bad_replies);
 		}
 	}
@@ -1986,6 +2138,7 @@ seed_teardown(void)
 		for (j = 0; j < RG_NB; j++) {
 			buf_free(S.rg[i][j].base, S.rg[i][j].eal);
 			free(S.rg[i][j].shadow);
+			free(S.rg[i][j].snap);
 		}
 	for (k = 0; k < S.nb_op; k++)
 		op_free_bufs(&S.op[k]);
@@ -2044,6 +2197,7 @@ run_seed(uint64_t seed)
 	} else if (!h_run_until(&S.h, no_mbufs_held, NULL, 5000)) {
 		soak_fail("%u mbufs still held after destroy", h_mbufs_in_use(&S.h));
 	}
+	vol_check_end();
 	check_regions();
 	/* quiesce polls its own node only: the peers' acks come in the steps between (a
 	 * small frame waits for its ack as a copy, not as an mbuf) */

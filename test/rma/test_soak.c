@@ -8,7 +8,8 @@
  * callbacks: put and get in every protocol (short, pipelined, rendezvous, auto) with the
  * event flags (LOCAL_CB, PER_PACKET, COPY), noncontiguous put/get with random datatypes on
  * both sides, sizes from 0 to a few MiB at random offsets, bad keys, ranges past the
- * region's end or past 2^64, wrong permissions, and calls refused in the call. Beside them,
+ * region's end or past 2^64, wrong permissions, calls refused in the call, and a region
+ * per node deregistered and registered again while operations target it. Beside them,
  * tagged messages over AM requests, matched by an amrma_tag engine per context and checked
  * against a model of the MPI matching rules.
  *
@@ -20,8 +21,10 @@
  * completion, counters, no operation, receive, slot or mbuf left behind, quiesce and
  * destroy clean. Some seeds destroy the engines with operations in flight.
  *
- * Default: a few fixed seeds. AMRMA_SOAK_SEEDS=N runs N seeds from AMRMA_SOAK_SEED0
- * (default 1) and prints the seed of a failure; AMRMA_SOAK_OPS sets operations per seed.
+ * Default: six fixed seeds (two under valgrind). AMRMA_SOAK_SEEDS=N runs N seeds from
+ * AMRMA_SOAK_SEED0 (default 1) and prints the seed of a failure; AMRMA_SOAK_OPS sets
+ * operations per seed, AMRMA_SOAK_MAX the largest size, AMRMA_SOAK_FAULTS the faults
+ * (drop,dup,reorder,corrupt,split percentages), AMRMA_SOAK_VERBOSE prints each seed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -2224,8 +2227,11 @@ run_seed(uint64_t seed)
 		cov.incall += S.op[k].bad == B_INCALL;
 	if (getenv("AMRMA_SOAK_VERBOSE") != NULL)
 		printf("seed %" PRIu64 ": %u ops (%u from callbacks, %u refused there), %d tag "
-		       "messages, %u ms%s\n", seed, S.issued, S.cb_issued, S.eperm, S.nb_tm,
-		       (unsigned int)(now_ms() - t0), S.destroyed ? ", destroyed mid-flight" : "");
+		       "messages, %u deregistrations, slots %u, zero copy %d, %u ms%s\n", seed,
+		       S.issued, S.cb_issued, S.eperm, S.nb_tm, S.rg[0][RG_VOL].releases +
+		       S.rg[1][RG_VOL].releases + S.rg[2][RG_VOL].releases,
+		       S.rc.completion_slots, S.rc.zero_copy, (unsigned int)(now_ms() - t0),
+		       S.destroyed ? ", destroyed mid-flight" : "");
 	seed_teardown();
 }
 
@@ -2270,7 +2276,9 @@ env_u64(const char *name, uint64_t def)
 static void
 test_soak(void **state)
 {
-	static const uint64_t fixed[] = { 1, 2, 3, 4 };
+	/* with this generator: destroyed mid-flight (1, 3), completion slots 4, 1, 2, 4
+	 * (2, 4, 6, 10), zero copy off (3, 6, 10), regions deregistered (all but 3) */
+	static const uint64_t fixed[] = { 1, 2, 3, 4, 6, 10 };
 	uint64_t n = env_u64("AMRMA_SOAK_SEEDS", 0), seed0 = env_u64("AMRMA_SOAK_SEED0", 1);
 	uint64_t s, t0 = now_ms();
 

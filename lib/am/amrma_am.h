@@ -158,7 +158,11 @@ void amrma_node_conf_defaults(struct amrma_node_conf *conf);
  */
 int amrma_node_create(const struct amrma_node_conf *conf, struct amrma_node **out);
 
-/** Free a node; outstanding operations complete with -ECANCELED. */
+/**
+ * Free a node; outstanding operations complete with -ECANCELED. Layers built on it go
+ * first (amrma_rma_destroy() before this: the engine's destroy works in the node's
+ * contexts). Not from a handler, a completion callback or inside a poll.
+ */
 void amrma_node_destroy(struct amrma_node *node);
 
 /** Declare a peer node reachable at (mac, ip) with nb_ctx contexts. */

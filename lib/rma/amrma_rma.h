@@ -115,7 +115,8 @@ int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 		     struct amrma_rma **out);
 
 /**
- * Destroy it, on the lcore that polls the node's contexts (or while none is polled).
+ * Destroy it, on the lcore that polls the node's contexts (or while none is polled), and
+ * before its node (amrma_node_destroy()); not from one of its callbacks.
  * Its progress service (amrma_rma_service_register()) is stopped and unregistered; an
  * iteration under way on a service lcore is waited for.
  * Operations still live complete with -ECANCELED (or their first error): their callbacks

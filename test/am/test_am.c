@@ -1392,6 +1392,23 @@ retry_done(struct amrma_ctx *ctx, void *arg, int status)
 						   a, 2, NULL, 0, retry_done, (void *)1);
 }
 
+/* Node `from` asks every context of node `to` once and waits for the replies. */
+static void
+speak_to(struct harness *h, unsigned int from, unsigned int to)
+{
+	uint64_t args[2] = { 0, 0 };
+	unsigned int q;
+
+	memset(&L, 0, sizeof(L));
+	for (q = 0; q < h->nb_q; q++)
+		assert_int_equal(amrma_am_request(h_ctx(h, from, 0),
+						  (struct amrma_ep){ .node = (uint16_t)to,
+								     .ctx = (uint8_t)q },
+						  H_ECHO, args, 2, NULL, 0, load_done, NULL), 0);
+	assert_true(h_run_until(h, all_done, &(struct target){ .n = h->nb_q }, 2000));
+	assert_int_equal(L.done_ok, h->nb_q);
+}
+
 /*
  * A peer restarts with a request of ours in flight: the request fails with -ECONNRESET,
  * and its callback issues it again, to the peer's new life. Callbacks may issue requests;
@@ -1408,13 +1425,7 @@ test_retry_from_reset_callback(void **state)
 
 	RTE_SET_USED(state);
 	echo_pair(&h);
-	/* node 0 knows node 1's first life */
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
-					  a, 2, NULL, 0, load_done, NULL), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
-	while (L.done_ok < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h);
-	assert_int_equal(L.done_ok, 1);
+	speak_to(&h, 0, 1);	/* node 0 knows node 1's first life */
 	retry_status[0] = retry_status[1] = 1;
 	nb_retry_done = 0;
 	h.n[1].frozen = true;
@@ -1448,12 +1459,7 @@ test_retry_from_leave_callback(void **state)
 
 	RTE_SET_USED(state);
 	echo_pair(&h);
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
-					  a, 2, NULL, 0, load_done, NULL), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
-	while (L.done_ok < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h);
-	assert_int_equal(L.done_ok, 1);
+	speak_to(&h, 0, 1);
 	retry_status[0] = retry_status[1] = 1;
 	nb_retry_done = 0;
 	/* node 1 hears nothing more: node 0's request stays unanswered */
@@ -1463,6 +1469,7 @@ test_retry_from_leave_callback(void **state)
 	h_run_for(&h, 2);
 	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
 					  AMRMA_AM_H_LEAVE, NULL, 0, NULL, 0, load_done, NULL), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
 	while (nb_retry_done < 1 && rte_get_tsc_cycles() < end)
 		h_step(&h);
 	h_run_for(&h, 20);
@@ -1596,23 +1603,6 @@ put_junk(struct harness *h, unsigned int node, unsigned int q)
 	assert_non_null(m);
 	memset(rte_pktmbuf_append(m, 64), 0, 64);
 	assert_int_equal(rte_ring_sp_enqueue(h->n[node].rx[q], m), 0);
-}
-
-/* Node `from` asks every context of node `to` once and waits for the replies. */
-static void
-speak_to(struct harness *h, unsigned int from, unsigned int to)
-{
-	uint64_t args[2] = { 0, 0 };
-	unsigned int q;
-
-	memset(&L, 0, sizeof(L));
-	for (q = 0; q < h->nb_q; q++)
-		assert_int_equal(amrma_am_request(h_ctx(h, from, 0),
-						  (struct amrma_ep){ .node = (uint16_t)to,
-								     .ctx = (uint8_t)q },
-						  H_ECHO, args, 2, NULL, 0, load_done, NULL), 0);
-	assert_true(h_run_until(h, all_done, &(struct target){ .n = h->nb_q }, 2000));
-	assert_int_equal(L.done_ok, h->nb_q);
 }
 
 static void

@@ -23,6 +23,7 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_events.h"
 #include "hold_port.h"
 #include "rma_priv.h"	/* the target's tag engine */
 
@@ -381,32 +382,6 @@ step2(struct harness *h, struct amrma_rma **r)
 	amrma_rma_progress(r[1]);
 }
 
-struct pkt_events {
-	unsigned int ok, enokey, other, done;
-	int other_status, done_status;
-};
-
-static void
-pkt_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
-{
-	struct pkt_events *e = arg;
-
-	RTE_SET_USED(ctx);
-	if (ev == AMRMA_RMA_EV_DONE) {
-		e->done++;
-		e->done_status = status;
-	} else if (ev == AMRMA_RMA_EV_PACKET) {
-		if (status == 0)
-			e->ok++;
-		else if (status == -ENOKEY)
-			e->enokey++;
-		else {
-			e->other++;
-			e->other_status = status;
-		}
-	}
-}
-
 /*
  * A rendezvous put's chunks after its region's deregistration are all refused with
  * -ENOKEY (docs/rma.md), not only the first: that one ended the receive, and the chunks
@@ -420,7 +395,7 @@ test_deregister_rndv_put_every_packet(void **state)
 	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
 	struct amrma_ep ep = { .node = 1, .ctx = 0 };
 	uint8_t *mem = aligned_alloc(4096, 8 << 20);
-	struct pkt_events e = { 0 };
+	struct h_rma_events e = { 0 };
 	struct amrma_region *reg;
 	uint64_t key, end;
 	int i;
@@ -429,7 +404,7 @@ test_deregister_rndv_put_every_packet(void **state)
 	h_fill(src, 8 << 20, 97);
 	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
 	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20,
-		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_PER_PACKET, pkt_cb, &e, NULL), 0);
+		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_PER_PACKET, h_rma_events_cb, &e, NULL), 0);
 	for (i = 0; i < 100000 && e.ok == 0; i++)
 		rma_step();
 	assert_true(e.ok > 0);

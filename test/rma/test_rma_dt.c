@@ -20,6 +20,7 @@
 #include "amrma_dgsp.h"
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_events.h"
 
 #define RLEN (8u << 20)
 
@@ -477,32 +478,6 @@ test_deregister_slot(void **state)
 	free(mem);
 }
 
-struct packet_events {
-	unsigned int ok, enokey, other, done;
-	int other_status, done_status;
-};
-
-static void
-packet_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
-{
-	struct packet_events *e = arg;
-
-	(void)ctx;
-	if (ev == AMRMA_RMA_EV_DONE) {
-		e->done++;
-		e->done_status = status;
-	} else if (ev == AMRMA_RMA_EV_PACKET) {
-		if (status == 0)
-			e->ok++;
-		else if (status == -ENOKEY)
-			e->enokey++;
-		else {
-			e->other++;
-			e->other_status = status;
-		}
-	}
-}
-
 /*
  * Every packet after a deregistration is refused with -ENOKEY (docs/rma.md), not only
  * the first: that one freed the slot, and the packets in flight behind it found none and
@@ -522,7 +497,7 @@ test_deregister_slot_every_packet(void **state)
 
 	(void)state;
 	for (get = 0; get < 2; get++) {
-		struct packet_events e = { 0 };
+		struct h_rma_events e = { 0 };
 		uint8_t *moved = get ? local : mem;
 
 		memset(moved, 0xa5, get ? 8 * n : 16 * n);
@@ -534,12 +509,12 @@ test_deregister_slot_every_packet(void **state)
 				(struct amrma_ep){ .node = 1 }, k, 0,
 				amrma_dgsp_type_program(wide), 1, local,
 				amrma_dgsp_type_program(flat), 1, AMRMA_RMA_F_PER_PACKET,
-				packet_cb, &e, NULL), 0);
+				h_rma_events_cb, &e, NULL), 0);
 		else
 			assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0),
 				(struct amrma_ep){ .node = 1 }, k, 0, local,
 				amrma_dgsp_type_program(flat), 1, amrma_dgsp_type_program(wide),
-				1, AMRMA_RMA_F_PER_PACKET, packet_cb, &e, NULL), 0);
+				1, AMRMA_RMA_F_PER_PACKET, h_rma_events_cb, &e, NULL), 0);
 		for (i = 0; i < 10000 && e.ok == 0; i++)
 			step();
 		assert_true(e.ok > 0);

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What an RMA operation's per-packet callback reported, counted (AMRMA_RMA_F_PER_PACKET). */
+#ifndef AMRMA_TEST_RMA_EVENTS_H
+#define AMRMA_TEST_RMA_EVENTS_H
+
+#include "amrma_rma.h"
+
+struct h_rma_events {
+	unsigned int ok, enokey, other, done;	/* packets by status, then the end */
+	int other_status, done_status;		/* the last of each */
+};
+
+/** amrma_rma_cb_t counting into the struct h_rma_events at arg. */
+void h_rma_events_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status);
+
+#endif

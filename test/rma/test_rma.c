@@ -711,6 +711,16 @@ done_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	return 0;
 }
 
+/* Step h until `want` hand-made messages left (*sent) and `dones` PUT_DONEs came (5 s). */
+static void
+wait_sent(struct harness *h, const int *sent, int want, unsigned int dones)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+
+	while ((*sent < want || nb_dones < dones) && rte_get_tsc_cycles() < end)
+		h_step(h);
+}
+
 /* one 16-byte chunk of a one-way put, by hand */
 static void
 put1_chunk(struct amrma_ctx *c, uint64_t key, uint64_t off, uint64_t total, uint64_t handle,
@@ -739,7 +749,7 @@ test_refused_put_stays_refused(void **state)
 	struct amrma_ctx *c0;
 	struct amrma_rma *rma;
 	struct harness h2;
-	uint64_t key, end, i;
+	uint64_t key, i;
 	int sent = 0;
 
 	RTE_SET_USED(state);
@@ -759,14 +769,11 @@ test_refused_put_stays_refused(void **state)
 	 * sent before A's completion: the queue of completions holds completion_slots) */
 	put1_chunk(c0, key, 0, 32, ha, &sent);
 	put1_chunk(c0, key, 4096, 48, hb, &sent);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (nb_dones < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 0, 1);
 	put1_chunk(c0, key, 16, 32, ha, &sent);
 	put1_chunk(c0, key, 4096 + 16, 48, hb, &sent);
 	put1_chunk(c0, key, 4096 + 32, 48, hb, &sent);
-	while ((sent < 5 || nb_dones < 2) && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 5, 2);
 	h_run_for(&h2, 20);
 	assert_int_equal(sent, 5);
 	assert_int_equal(nb_dones, 2);
@@ -781,8 +788,7 @@ test_refused_put_stays_refused(void **state)
 	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
 	/* all of B came: its handle is free again (a later generation may repeat it) */
 	put1_chunk(c0, key, 4096, 16, hb, &sent);
-	while ((sent < 6 || nb_dones < 3) && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 6, 3);
 	assert_int_equal(nb_dones, 3);
 	assert_true(dones[2][0] == hb && dones[2][1] == 0);
 	assert_memory_equal(target + 4096, src + 4096, 16);
@@ -814,7 +820,7 @@ test_put_after_initiator_restart(void **state)
 	struct amrma_rma *rma;
 	struct amrma_region *reg;
 	struct harness h2;
-	uint64_t key, end, i;
+	uint64_t key, i;
 	int sent = 0;
 
 	RTE_SET_USED(state);
@@ -826,9 +832,7 @@ test_put_after_initiator_restart(void **state)
 					       AMRMA_REGION_WRITE, &reg, &key), 0);
 	/* the old life: the first 16 of 32 bytes reach the target, then the node dies */
 	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 32, h, &sent);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (sent < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 1, 0);
 	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 1);
 	assert_int_equal(h_restart_node(&h2, 0), 0);
 	/* the new life: 48 bytes at 4096 under the same handle */
@@ -836,8 +840,7 @@ test_put_after_initiator_restart(void **state)
 	nb_dones = 0;
 	for (i = 0; i < 3; i++)
 		put1_chunk(h_ctx(&h2, 0, 0), key, 4096 + 16 * i, 48, h, &sent);
-	while ((sent < 4 || nb_dones < 1) && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 4, 1);
 	h_run_for(&h2, 10);
 	assert_int_equal(nb_dones, 1);
 	assert_true(dones[0][0] == h);
@@ -870,9 +873,7 @@ test_put_entry_dropped_on_initiator_restart(void **state)
 	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
 					       AMRMA_REGION_WRITE, &reg, &key), 0);
 	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 32, UINT64_C(1) << 63 | 5, &sent);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (sent < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 1, 0);
 	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 1);
 	assert_int_equal(h_restart_node(&h2, 0), 0);
 	/* the new life asks node 1 something else (a handler node 1 does not have) */
@@ -902,7 +903,7 @@ test_put_done_not_sent_to_next_life(void **state)
 	struct amrma_rma *rma;
 	struct amrma_region *reg;
 	struct harness h2;
-	uint64_t key, end;
+	uint64_t key;
 	int sent = 0;
 
 	RTE_SET_USED(state);
@@ -925,9 +926,7 @@ test_put_done_not_sent_to_next_life(void **state)
 	h_run_for(&h2, 20);
 	assert_int_equal(nb_dones, 0);
 	put1_chunk(h_ctx(&h2, 0, 0), key, 4096 + 16, 32, h, &sent);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
-	while (nb_dones < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 0, 1);
 	h_run_for(&h2, 10);
 	assert_int_equal(nb_dones, 1);
 	assert_true(dones[0][0] == h && dones[0][1] == 0);
@@ -989,9 +988,7 @@ test_rndv_put_after_initiator_restart(void **state)
 	a[3] = tag;
 	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_RTS, a, 4, NULL, 0, sent_cb, &sent), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (sent < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 1, 0);
 	assert_int_equal(sent, 1);
 	assert_int_equal(h_restart_node(&h2, 0), 0);
 	/* the new life: 64 bytes at 4096 under the same tag */
@@ -1000,9 +997,9 @@ test_rndv_put_after_initiator_restart(void **state)
 	a[1] = 4096;
 	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_RTS, a, 4, NULL, 0, sent_cb, &sent), 0);
-	while (sent < 2 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 2, 0);
 	assert_int_equal(sent, 2);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 	while (nb_cts_got < 1 && rte_get_tsc_cycles() < end) {
 		h_step(&h2);
 		amrma_rma_progress(rma);
@@ -1062,7 +1059,7 @@ test_rndv_get_data_not_sent_to_next_life(void **state)
 	struct amrma_rma *rma;
 	struct amrma_region *reg;
 	struct harness h2;
-	uint64_t key, end, a[6];
+	uint64_t key, a[6];
 	int sent = 0;
 
 	RTE_SET_USED(state);
@@ -1081,9 +1078,7 @@ test_rndv_get_data_not_sent_to_next_life(void **state)
 	a[5] = 0;
 	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_RGET, a, 6, NULL, 0, sent_cb, &sent), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (sent < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 1, 0);
 	assert_int_equal(sent, 1);
 	assert_int_equal(h_restart_node(&h2, 0), 0);
 	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_TDATA, tdata_capture, NULL);
@@ -1092,8 +1087,7 @@ test_rndv_get_data_not_sent_to_next_life(void **state)
 	assert_int_equal(amrma_rma_progress(rma), 1);
 	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, &sent), 0);
-	while (sent < 2 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 2, 0);
 	assert_int_equal(sent, 2);
 	h_run_for(&h2, 20);
 	assert_int_equal(nb_tdata_got, 0);
@@ -1174,7 +1168,7 @@ test_completions_not_dropped(void **state)
 	struct amrma_ctx *c0;
 	struct amrma_rma *rma;
 	struct harness h2;
-	uint64_t key, end;
+	uint64_t key;
 	unsigned int k, i;
 	int sent = 0;
 
@@ -1193,9 +1187,7 @@ test_completions_not_dropped(void **state)
 	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
 	for (k = 0; k < 3; k++)
 		put1_chunk(c0, key, 1024 * k, 16, h[k], &sent);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
-	while ((sent < 3 || nb_dones < 3) && rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	wait_sent(&h2, &sent, 3, 3);
 	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
 	assert_int_equal(s1.completion_drops - s0.completion_drops, 0);
 	assert_int_equal(nb_dones, 3);
@@ -2080,11 +2072,12 @@ test_refused_start_not_counted(void **state)
 	amrma_rma_stats_get(ctx, &before);
 	for (get = 0; get < 2; get++)
 		for (i = 0; i < 1000 && refused[get] < 3; i++) {
+			const struct amrma_ep ep = { .node = 1 };
 			int ret = get ?
-				amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, key, 1000 * i,
-					      dst, 1000, AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL) :
-				amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 1000 * i,
-					      src, 1000, AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL);
+				amrma_rma_get(ctx, ep, key, 1000 * i, dst, 1000,
+					      AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL) :
+				amrma_rma_put(ctx, ep, key, 1000 * i, src, 1000,
+					      AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL);
 
 			if (ret == 0)
 				ok[get]++;

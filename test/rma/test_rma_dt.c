@@ -305,6 +305,29 @@ region_released(void *arg, void *addr, uint64_t len)
 }
 
 /*
+ * Node 0, which runs no RMA layer, installs t's program at node 1 for a put of 800 bytes
+ * into region k, by hand: nothing on its side follows it up. Node 1 replies to a handler
+ * node 0 does not have.
+ */
+static void
+setup_by_hand(struct harness *h, struct amrma_dgsp_type *t, uint64_t k)
+{
+	/* key, offset, count, permission (put), packed bytes */
+	uint64_t args[5] = { k, 0, 1, 1, 800 }, end;
+	uint8_t prog[1024];
+	ssize_t n = amrma_dgsp_serialize(amrma_dgsp_type_program(t), prog, sizeof(prog));
+	int status = 1;
+
+	assert_true(n > 0);
+	assert_int_equal(amrma_am_request(h_ctx(h, 0, 0), (struct amrma_ep){ .node = 1 },
+		AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n, setup_done, &status), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (status == 1 && rte_get_tsc_cycles() < end)
+		h_step(h);
+	assert_int_equal(status, -ENOENT);
+}
+
+/*
  * An initiator that installs a program and then sends no data: the target's slot expires
  * after rndv_timeout_ms and lets go of the region. Node 0 runs no RMA layer and sends the
  * setup request by hand, so nothing on its side follows it up.
@@ -313,15 +336,13 @@ static void
 test_abandoned_slot(void **state)
 {
 	struct amrma_dgsp_type *t = vec(100, 1, 2, 8);
-	uint8_t prog[1024], *mem = calloc(1, 1 << 16);
+	uint8_t *mem = calloc(1, 1 << 16);
 	struct amrma_rma_conf rc;
 	struct amrma_rma_stats st;
 	struct amrma_region *r;
 	struct amrma_rma *rma;
 	struct harness h2;
-	uint64_t k, args[5], end;
-	ssize_t n;
-	int status = 1;
+	uint64_t k, end;
 	bool released = false;
 
 	(void)state;
@@ -332,25 +353,13 @@ test_abandoned_slot(void **state)
 	assert_int_equal(amrma_rma_create(h2.n[1].node, &rc, &rma), 0);
 	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
 		AMRMA_REGION_WRITE, &r, &k), 0);
-	n = amrma_dgsp_serialize(amrma_dgsp_type_program(t), prog, sizeof(prog));
-	assert_true(n > 0);
-	/* key, offset, count, permission (put), packed bytes */
-	args[0] = k;
-	args[1] = 0;
-	args[2] = 1;
-	args[3] = 1;
-	args[4] = 800;
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-		AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n, setup_done, &status), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (status == 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
-	/* the target installed it and replied (to a handler node 0 does not have) */
-	assert_int_equal(status, -ENOENT);
+	/* the target installs it and replies (to a handler node 0 does not have) */
+	setup_by_hand(&h2, t, k);
 	/* the slot holds the region... */
 	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), r, region_released,
 		&released), 1);
 	/* ...until it expires */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 	while (!released && rte_get_tsc_cycles() < end) {
 		h_step(&h2);
 		amrma_rma_progress(rma);
@@ -374,14 +383,13 @@ static void
 test_slot_dropped_on_initiator_restart(void **state)
 {
 	struct amrma_dgsp_type *t = vec(100, 1, 2, 8);
-	uint8_t prog[1024], *mem = calloc(1, 1 << 16);
+	uint8_t *mem = calloc(1, 1 << 16);
 	struct amrma_rma_stats st;
 	struct amrma_region *r;
 	struct amrma_rma *rma;
 	struct harness h2;
-	uint64_t k, args[5], end;
-	ssize_t n;
-	int status = 1;
+	uint64_t k, end;
+	int status;
 	bool released = false;
 
 	(void)state;
@@ -390,19 +398,8 @@ test_slot_dropped_on_initiator_restart(void **state)
 	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
 	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
 		AMRMA_REGION_WRITE, &r, &k), 0);
-	n = amrma_dgsp_serialize(amrma_dgsp_type_program(t), prog, sizeof(prog));
-	assert_true(n > 0);
-	args[0] = k;
-	args[1] = 0;
-	args[2] = 1;
-	args[3] = 1;
-	args[4] = 800;
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-		AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n, setup_done, &status), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (status == 1 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
-	assert_int_equal(status, -ENOENT);
+	/* the target installs it and replies (to a handler node 0 does not have) */
+	setup_by_hand(&h2, t, k);
 	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), r, region_released,
 		&released), 1);
 	/* node 0 restarts and asks node 1 something (a handler it does not have) */

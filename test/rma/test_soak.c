@@ -794,6 +794,25 @@ local_buf(struct sop *o, size_t n)
 		pat(o->buf, o->len, o->fill);
 }
 
+/*
+ * The target region of o at its destination: for B_PERM one that refuses the access
+ * (read-only for a put, write-only for a get), otherwise mostly a read-write one, and
+ * now and then the one deregistered and registered again at random.
+ */
+static struct region *
+pick_region(struct sop *o, bool put)
+{
+	if (o->bad == B_PERM)
+		o->rg = put ? RG_RO : RG_WO;
+	else if (put)
+		o->rg = chance(80) ? RG_RW : RG_WO;
+	else
+		o->rg = chance(70) ? RG_RW : RG_RO;
+	if (o->bad == B_NONE && chance(12))
+		o->rg = RG_VOL;
+	return &S.rg[o->dst.node][o->rg];
+}
+
 /* Set up a contiguous put or get; false when no room (try something else). */
 static bool
 setup_contig(struct sop *o)
@@ -803,17 +822,9 @@ setup_contig(struct sop *o)
 	uint64_t rlen;
 
 	o->len = pick_len();
-	if (o->bad == B_PERM) {
-		o->rg = o->kind == K_PUT ? RG_RO : RG_WO;
+	if (o->bad == B_PERM)
 		o->expect = -EACCES;
-	} else if (o->kind == K_PUT) {
-		o->rg = chance(80) ? RG_RW : RG_WO;
-	} else {
-		o->rg = chance(70) ? RG_RW : RG_RO;
-	}
-	if (o->bad == B_NONE && chance(12))
-		o->rg = RG_VOL;
-	r = &S.rg[dn][o->rg];
+	r = pick_region(o, o->kind == K_PUT);
 	rlen = r->len;
 	o->key = r->key;
 	if (o->len > rlen - 2 * GUARD)
@@ -890,15 +901,7 @@ setup_dt(struct sop *o)
 	footprint(o->rt, o->rcount, &rlo, &rhi);
 	if (lhi - llo > (UINT64_C(8) << 20))
 		return false;
-	if (o->bad == B_PERM)
-		o->rg = o->kind == K_PUT_DT ? RG_RO : RG_WO;
-	else if (o->kind == K_PUT_DT)
-		o->rg = chance(80) ? RG_RW : RG_WO;
-	else
-		o->rg = chance(70) ? RG_RW : RG_RO;
-	if (o->bad == B_NONE && chance(12))
-		o->rg = RG_VOL;
-	r = &S.rg[dn][o->rg];
+	r = pick_region(o, o->kind == K_PUT_DT);
 	rlen = r->len;
 	o->key = r->key;
 	switch (o->bad) {

@@ -347,10 +347,6 @@ send_chunk(struct rma_ctx *rc, struct rma_op *op, uint32_t chunk)
 		 * rest is not read, as a lookup would refuse it */
 		if (op->ref != NULL && !amrma_region_live(op->ref))
 			return -ENOKEY;
-		/* ... or its initiator restarted: the data were asked for by the old life,
-		 * and the new one may have a receive of the same name */
-		if (op->kind == OP_TSEND && op_peer_lost(rc, op) == -ECONNRESET)
-			return -ECONNRESET;
 		/* rendezvous puts and tagged sends carry the tag, not the region; pipelined
 		 * puts with one completion go one-way and name their operation */
 		bool tagged = op->kind == OP_TSEND || op->proto == AMRMA_RMA_F_RENDEZVOUS;
@@ -410,6 +406,13 @@ op_issue(struct rma_ctx *rc, struct rma_op *op, bool in_poll)
 	uint32_t depth = rc->rma->conf.pipeline_depth;
 	int sent = 0, ret;
 
+	/* a tagged send's data were asked for by a life of the initiator that is gone: its
+	 * new one may have a receive of the same name. Checked once per burst, not per chunk */
+	if (op->kind == OP_TSEND && op->in_flight < depth &&
+	    op_peer_lost(rc, op) == -ECONNRESET) {
+		op_fail(rc, op, -ECONNRESET);	/* may complete and free op */
+		return 0;
+	}
 	while (op->in_flight < depth && (op->nb_retry > 0 || op->next_chunk < op->nchunks)) {
 		bool resend = op->nb_retry > 0;
 		uint32_t chunk = resend ? op->retry[op->nb_retry - 1] : op->next_chunk;

@@ -157,9 +157,7 @@ slot_dead(struct rma_ctx *rc, struct rma_dt *d)
 	if (amrma_region_live(d->ref))
 		return false;
 	rc->st.access_errors++;
-	d->dead_gen = d->gen;
-	d->dead_src = d->src_node;
-	d->dead_status = -ENOKEY;
+	dereg_end_set(&d->dead, d->gen, d->src_node, 0);
 	slot_free(rc, d);
 	return true;
 }
@@ -175,10 +173,9 @@ slot_gone(struct rma_ctx *rc, uint64_t id, uint16_t src_node)
 	uint32_t i = (uint32_t)id;
 	const struct rma_dt *d = i < RMA_MAX_DT ? &rc->dt[i] : NULL;
 
-	if (d != NULL && d->dead_status != 0 && d->dead_gen == (uint16_t)(id >> 32) &&
-	    d->dead_src == src_node) {
+	if (d != NULL && dereg_end_match(&d->dead, id, src_node, 0)) {
 		rc->st.access_errors++;
-		return d->dead_status;
+		return -ENOKEY;
 	}
 	return -ENOENT;
 }

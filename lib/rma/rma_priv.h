@@ -81,6 +81,36 @@ struct rma_op {
 };
 TAILQ_HEAD(rma_op_list, rma_op);
 
+/*
+ * The last operation that a deregistration of its region ended in a receive or program
+ * slot (the slot is free again or reused): its packets still on the way are refused
+ * with -ENOKEY as its first was, since the operation reports the first refusal that
+ * comes back, in any order.
+ */
+struct dereg_end {
+	uint64_t tag;			/* rendezvous receives: the put's tag; slots: 0 */
+	uint16_t gen;			/* the slot's generation then */
+	uint16_t src_node;
+	bool set;
+};
+
+static inline void
+dereg_end_set(struct dereg_end *e, uint16_t gen, uint16_t src_node, uint64_t tag)
+{
+	e->tag = tag;
+	e->gen = gen;
+	e->src_node = src_node;
+	e->set = true;
+}
+
+/* Whether a packet naming slot id (generation in bits 32-47) belongs to that operation. */
+static inline bool
+dereg_end_match(const struct dereg_end *e, uint64_t id, uint16_t src_node, uint64_t tag)
+{
+	return e->set && e->gen == (uint16_t)(id >> 32) && e->src_node == src_node &&
+	       e->tag == tag;
+}
+
 /* A tagged message being received on a context (matched to a posted receive). */
 struct rma_rx {
 	bool used;
@@ -99,12 +129,7 @@ struct rma_rx {
 	uint32_t op;			/* rendezvous get: our op index... */
 	uint16_t op_gen;		/* ...and its generation */
 	uint64_t deadline;		/* TSC by which the next data must arrive */
-	/* the last put its region's deregistration ended: its other chunks are refused as
-	 * its first was */
-	uint16_t dead_gen;
-	uint16_t dead_src;
-	int dead_status;
-	uint64_t dead_tag;
+	struct dereg_end dead;		/* the last put its region's deregistration ended */
 };
 
 #define RMA_MAX_RX 256
@@ -124,11 +149,7 @@ struct rma_dt {
 	uint64_t total;			/* packed bytes of the operation */
 	uint64_t moved;			/* bytes placed or served; freed at total */
 	uint64_t deadline;
-	/* the last operation its region's deregistration ended: its other packets are
-	 * refused as its first was */
-	uint16_t dead_gen;
-	uint16_t dead_src;
-	int dead_status;
+	struct dereg_end dead;		/* the last operation its deregistration ended */
 };
 
 struct rma_ctx {

@@ -320,10 +320,9 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	    msg->args[2] != rx->len || rx->complete) {
 		/* the rest of a put its region's deregistration ended: refused as its
 		 * first chunk was (the put reports the first refusal back, in any order) */
-		if (rx->dead_status != 0 && rx->dead_gen == (uint16_t)(id >> 32) &&
-		    rx->dead_tag == tag && rx->dead_src == msg->src.node) {
+		if (dereg_end_match(&rx->dead, id, msg->src.node, tag)) {
 			rc->st.access_errors++;
-			return rx->dead_status;
+			return -ENOKEY;
 		}
 		rc->st.bad_replies++;
 		return -EPROTO;
@@ -336,10 +335,7 @@ tdata_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 		/* deregistered meanwhile: this and what follows is refused, as a lookup would
 		 * be, and the region is released now */
 		rc->st.access_errors++;
-		rx->dead_gen = rx->gen;
-		rx->dead_src = rx->src.node;
-		rx->dead_tag = tag;
-		rx->dead_status = -ENOKEY;
+		dereg_end_set(&rx->dead, rx->gen, rx->src.node, tag);
 		rx_abort(rc, i, -ENOKEY);
 		return -ENOKEY;
 	}

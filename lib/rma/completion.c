@@ -348,19 +348,16 @@ completion_expire(struct rma_ctx *rc, uint64_t now)
 	 * is gone (its other chunks will not come: not waited for) */
 	for (i = 0; rc->nb_track != 0 && i < rc->track_size; i++) {
 		struct put_track *t = &rc->track[i];
-		bool closed;
-		uint32_t e;
 
 		/* one whose completion waits to be sent is freed when it is sent */
 		if (!t->used || t->done_queued)
 			continue;
 		if (now >= t->deadline) {
 			rc->st.rndv_timeouts++;
-		} else {
-			e = amrma_ctx_peer_epoch(rc->ctx, t->src, &closed);
-			if (!closed && (e == 0 || e == t->src_epoch))
-				continue;
+		} else if (peer_life_gone(rc->ctx, t->src, t->src_epoch)) {
 			rc->st.stale_requests++;
+		} else {
+			continue;
 		}
 		track_free(rc, t);
 		n++;

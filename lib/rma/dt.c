@@ -417,16 +417,6 @@ dt_op_release(struct rma_op *op)
 	op->dgsm = NULL;
 }
 
-/* A slot whose initiator restarted (another life speaks now) or closed its channel. */
-static bool
-initiator_gone(struct rma_ctx *rc, const struct rma_dt *d)
-{
-	bool closed;
-	uint32_t e = amrma_ctx_peer_epoch(rc->ctx, d->src, &closed);
-
-	return closed || (e != 0 && e != d->src_epoch);
-}
-
 /* target: slots whose initiator stopped sending, or is gone (not waited for) */
 int
 dt_expire(struct rma_ctx *rc, uint64_t now)
@@ -441,7 +431,7 @@ dt_expire(struct rma_ctx *rc, uint64_t now)
 			continue;
 		if (now >= d->deadline)
 			rc->st.rndv_timeouts++;
-		else if (initiator_gone(rc, d))
+		else if (peer_life_gone(rc->ctx, d->src, d->src_epoch))
 			rc->st.stale_requests++;
 		else
 			continue;

@@ -311,6 +311,21 @@ struct rma_op *reply_op(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint
 			uint32_t *chunk);
 struct rma_op *op_alloc(struct rma_ctx *rc);
 
+/*
+ * Whether life epoch of endpoint ep, for which a target keeps state (a receive, a program
+ * slot, a completion entry, a queued request), is gone as ctx sees it: another life
+ * speaks on the channel, or the channel is closed. One that has not heard from ep yet (0)
+ * cannot tell: those frames name no life.
+ */
+static inline bool
+peer_life_gone(struct amrma_ctx *ctx, struct amrma_ep ep, uint32_t epoch)
+{
+	bool closed;
+	uint32_t e = amrma_ctx_peer_epoch(ctx, ep, &closed);
+
+	return closed || (e != 0 && e != epoch);
+}
+
 /* The target now owes op a message of its own: remember which life of it does. */
 static inline void
 op_peer_owes(struct rma_ctx *rc, struct rma_op *op)

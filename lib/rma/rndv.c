@@ -433,16 +433,6 @@ rndv_finish_rx(struct rma_ctx *rc)
 	return (int)n;
 }
 
-/* A put's receive whose initiator restarted (another life speaks now) or closed. */
-static bool
-rx_initiator_gone(struct rma_ctx *rc, const struct rma_rx *rx)
-{
-	bool closed;
-	uint32_t e = amrma_ctx_peer_epoch(rc->ctx, rx->src, &closed);
-
-	return closed || (e != 0 && e != rx->src_epoch);
-}
-
 /* Rendezvous waits that saw no progress in time: the peer died or lost interest. */
 int
 rndv_expire(struct rma_ctx *rc, uint64_t now)
@@ -494,7 +484,7 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 			rc->st.rndv_timeouts++;
 			rx_abort(rc, i, -ETIMEDOUT);
 			n++;
-		} else if (rx_initiator_gone(rc, rx)) {
+		} else if (peer_life_gone(rc->ctx, rx->src, rx->src_epoch)) {
 			rc->st.stale_requests++;
 			rx_abort(rc, i, -ECONNRESET);
 			n++;
@@ -511,23 +501,6 @@ cts_done(struct amrma_ctx *ctx, void *arg, int status)
 	RTE_SET_USED(status);	/* a lost initiator fails its own operation */
 }
 
-/*
- * A request of an initiator's life that is gone: restarted (the progress context's
- * channel speaks to another life now) or closed. Served, it would post a receive over
- * the old range and tell the new life of it (which numbers its operations afresh, so
- * the tag may be one of its own), or send it data it never asked for. A channel that
- * has not heard from the initiator (0) cannot tell: its frames name no life, and the
- * receive still refuses another life's data (tdata_handler).
- */
-static bool
-item_stale(struct rma_ctx *prc, const struct rq_item *it)
-{
-	bool closed;
-	uint32_t e = amrma_ctx_peer_epoch(prc->ctx, it->peer, &closed);
-
-	return closed || (e != 0 && e != it->epoch);
-}
-
 /* Serve one queue item; false when the AM layer is busy (keep it for later). */
 static bool
 serve(struct amrma_rma *rma, struct rq_item *it)
@@ -537,7 +510,10 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 	uint64_t args[2];
 	int i;
 
-	if (it->type != RQ_RECV_DONE && item_stale(prc, it)) {
+	/* a request of an initiator's life that is gone: served, it would post a receive
+	 * over the old range and tell the new life of it (which numbers its operations
+	 * afresh: the tag may be one of its own), or send data nobody asked for */
+	if (it->type != RQ_RECV_DONE && peer_life_gone(prc->ctx, it->peer, it->epoch)) {
 		if (it->posted)
 			rx_abort(prc, it->rx, -ECONNRESET);
 		if (it->ref != NULL)

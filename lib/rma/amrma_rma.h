@@ -120,7 +120,10 @@ int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
  * Its progress service (amrma_rma_service_register()) is stopped and unregistered; an
  * iteration under way on a service lcore is waited for.
  * Operations still live complete with -ECANCELED (or their first error): their callbacks
- * run before it returns, and their handles become invalid. A zero-copy put's chunks the
+ * run before it returns, and their handles become invalid. Initiators whose pipelined
+ * puts this engine owes a completion are sent it now (-ECANCELED for a put whose bytes
+ * had not all come), as far as the node takes the messages, instead of waiting out their
+ * rendezvous timeout. A zero-copy put's chunks the
  * node still holds (unacknowledged, or kept by the port after it was asked for up to
  * 10 ms to let go) read the source until they are freed, by amrma_node_destroy() at the
  * latest: AMRMA_RMA_EV_LOCAL is reported only if none is left. The memory those chunks

@@ -189,7 +189,7 @@ refused_add(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t now)
  * beyond RMA_MAX_REFUSED queued.
  */
 static void
-done_push(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t handle, int status,
+done_push(struct rma_ctx *rc, struct amrma_ep to, uint32_t epoch, uint64_t handle, int status,
 	  struct put_track *t)
 {
 	struct put_done *d;
@@ -206,8 +206,8 @@ done_push(struct rma_ctx *rc, const struct amrma_am_msg *msg, uint64_t handle, i
 		t->done_queued = true;
 	}
 	d = &rc->done[(rc->done_head + rc->nb_done++) & (rc->done_size - 1)];
-	d->to = msg->src;
-	d->epoch = msg->src_epoch;
+	d->to = to;
+	d->epoch = epoch;
 	d->handle = handle;
 	d->status = status;
 	d->track = t != NULL ? (uint32_t)(t - rc->track) : UINT32_MAX;
@@ -239,7 +239,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 			 * told once (its other chunks in flight are refused quietly) */
 			rc->st.completion_full++;
 			refused_add(rc, msg, amrma_ctx_now(ctx));
-			done_push(rc, msg, msg->args[3], -ENOSPC, NULL);
+			done_push(rc, msg->src, msg->src_epoch, msg->args[3], -ENOSPC, NULL);
 			return 0;
 		}
 		t = track_new(rc, room, msg);
@@ -252,7 +252,7 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	if (t->total != msg->args[2] || msg->len > t->left) {
 		/* chunks that do not add up to their operation: answer it now */
 		rc->st.bad_replies++;
-		done_push(rc, msg, t->handle, -EPROTO, t);
+		done_push(rc, msg->src, msg->src_epoch, t->handle, -EPROTO, t);
 		return 0;
 	}
 	status = place(rc, t, msg);
@@ -261,23 +261,14 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		t->status = status;
 	t->deadline = amrma_ctx_now(ctx) + rndv_timeout_tsc(rc->rma);
 	if (t->left == 0)
-		done_push(rc, msg, t->handle, t->status, t);
+		done_push(rc, msg->src, msg->src_epoch, t->handle, t->status, t);
 	return 0;
 }
 
-static void
-done_sent(struct amrma_ctx *ctx, void *arg, int status)
-{
-	struct rma_ctx *rc = rc_of(ctx);
 
-	RTE_SET_USED(arg);
-	/* rc is gone when the node fails its channels after the RMA engine was destroyed */
-	if (status != 0 && rc != NULL)
-		rc->st.completion_drops++;	/* the initiator is gone */
-}
-
-int
-completion_flush(struct rma_ctx *rc)
+/* Send the queued completions, each with the callback sent. */
+static int
+flush(struct rma_ctx *rc, amrma_am_done_t sent)
 {
 	int n = 0;
 
@@ -292,7 +283,7 @@ completion_flush(struct rma_ctx *rc)
 			ret = -ECONNRESET;
 		else
 			ret = amrma_am_send(rc->ctx, d->to, AMRMA_RMA_H_PUT_DONE, args, 2, NULL,
-					    0, done_sent, NULL);
+					    0, sent, NULL);
 		if (ret == -EAGAIN || ret == -ENOBUFS)
 			break;		/* next poll */
 		if (ret == -ECONNRESET)
@@ -310,6 +301,55 @@ completion_flush(struct rma_ctx *rc)
 		n++;
 	}
 	return n;
+}
+
+static void
+done_sent(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+
+	RTE_SET_USED(arg);
+	/* rc is gone when the node fails its channels after the RMA engine was destroyed */
+	if (status != 0 && rc != NULL)
+		rc->st.completion_drops++;	/* the initiator is gone */
+}
+
+int
+completion_flush(struct rma_ctx *rc)
+{
+	return flush(rc, done_sent);
+}
+
+/* A destroyed engine's last completions: their callback must not reach for it (or for
+ * an engine created after it on the same node). */
+static void
+final_sent(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(arg);
+	RTE_SET_USED(status);
+}
+
+/*
+ * The engine goes: each initiator it owes a completion is sent it now, rather than left
+ * to wait out its rendezvous timeout (an engine created next on the same node knows
+ * nothing of its put). A put whose bytes had not all come fails with -ECANCELED. What the
+ * node cannot take now is lost, and that initiator times out as before.
+ */
+void
+completion_cancel(struct rma_ctx *rc)
+{
+	uint32_t i;
+
+	for (i = 0; rc->track != NULL && i < rc->track_size; i++) {
+		struct put_track *t = &rc->track[i];
+
+		if (t->used && !t->done_queued)
+			done_push(rc, t->src, t->src_epoch, t->handle,
+				  t->status != 0 ? t->status : -ECANCELED, t);
+	}
+	if (rc->done != NULL)
+		flush(rc, final_sent);
 }
 
 /* initiator: the one completion of a pipelined put */

@@ -1099,6 +1099,7 @@ amrma_rma_destroy(struct amrma_rma *rma)
 			if (rc->rx[k].used && rc->rx[k].ref != NULL)
 				amrma_region_put(rma->regions, rc->rx[k].ref);
 		dt_cleanup(rma, rc);
+		completion_cancel(rc);
 		completion_cleanup(rc);
 		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
 			dt_op_release(&rc->ops[k]);

@@ -477,6 +477,7 @@ rma_send_ahead(const struct rma_ctx *rc, const struct rma_op *op, uint64_t off, 
 
 /* completion.c */
 int completion_init(struct rma_ctx *rc, uint32_t size, int socket);
+void completion_cancel(struct rma_ctx *rc);
 void completion_cleanup(struct rma_ctx *rc);
 void completion_register(struct amrma_node *node, struct amrma_rma *rma);
 int completion_flush(struct rma_ctx *rc);

@@ -285,6 +285,53 @@ test_recreate_with_get_in_flight(void **state)
 	free(buf);
 }
 
+/*
+ * The target's engine is destroyed and created again on the same node (the node's life
+ * does not change) while a pipelined put to it is half in. The put was owed one
+ * completion, which the old engine now sends, failing it: before, the initiator waited
+ * its whole rendezvous timeout for a completion that no engine would send.
+ */
+static void
+test_recreate_target_with_put_in_flight(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint64_t len = 64 * (uint64_t)amrma_am_max_payload(ctx, 0), end, i;
+	uint8_t *src = malloc(len);
+	struct evlog l = { .status = 1 };
+	struct amrma_rma_conf rc;
+	struct rma_ctx *trc;
+
+	RTE_SET_USED(state);
+	assert_non_null(src);
+	h_fill(src, len, 5);
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 60000;	/* far beyond the test's patience */
+	for (i = 0; i < 2; i++) {
+		amrma_rma_destroy(R[i]);
+		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
+	}
+	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), target, REGION,
+		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0, src, len,
+		AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_COPY, ev_cb, &l, NULL), 0);
+	/* until the target counts some of its bytes, not all */
+	trc = rc_of(h_ctx(&H, 1, 0));
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (trc->nb_track == 0 && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(trc->nb_track, 1);
+	for (i = 0; i < trc->track_size; i++)
+		if (trc->track[i].used)
+			assert_int_not_equal(trc->track[i].left, 0);
+	amrma_rma_destroy(R[1]);
+	assert_int_equal(amrma_rma_create(H.n[1].node, &rc, &R[1]), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (l.status == 1 && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(l.status, -ECANCELED);
+	free(src);
+}
+
 /* the real port back, whatever the test left */
 static int
 teardown_hold(void **state)
@@ -301,6 +348,8 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_port_holds, setup, teardown_hold),
 		cmocka_unit_test_setup_teardown(test_recreate_with_get_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recreate_target_with_put_in_flight, setup,
+						teardown),
 	};
 
 	h_eal_init("amrma_test_rma_destroy");

@@ -283,7 +283,7 @@ flush(struct rma_ctx *rc, amrma_am_done_t sent)
 			ret = -ECONNRESET;
 		else
 			ret = amrma_am_send(rc->ctx, d->to, AMRMA_RMA_H_PUT_DONE, args, 2, NULL,
-					    0, sent, NULL);
+					    0, sent, (void *)(uintptr_t)rc->rma->gen_base);
 		if (ret == -EAGAIN || ret == -ENOBUFS)
 			break;		/* next poll */
 		if (ret == -ECONNRESET)
@@ -308,9 +308,9 @@ done_sent(struct amrma_ctx *ctx, void *arg, int status)
 {
 	struct rma_ctx *rc = rc_of(ctx);
 
-	RTE_SET_USED(arg);
-	/* rc is gone when the node fails its channels after the RMA engine was destroyed */
-	if (status != 0 && rc != NULL)
+	/* rc is gone when the node fails its channels after the RMA engine was destroyed,
+	 * or is another engine's, created since: arg names the sender by its generations */
+	if (status != 0 && rc != NULL && rc->rma->gen_base == (uint16_t)(uintptr_t)arg)
 		rc->st.completion_drops++;	/* the initiator is gone */
 }
 

@@ -332,6 +332,48 @@ test_recreate_target_with_put_in_flight(void **state)
 	free(src);
 }
 
+/*
+ * A completion sent by an engine since destroyed fails later (its initiator is gone):
+ * the drop is the old engine's, not counted into the one created after it on the node.
+ */
+static void
+test_old_completion_drop_not_counted_anew(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0), *tctx = h_ctx(&H, 1, 0);
+	uint8_t src[64];
+	struct evlog l = { .status = 1 };
+	struct amrma_rma_conf rc;
+	struct amrma_rma_stats st;
+	uint64_t end;
+
+	RTE_SET_USED(state);
+	h_fill(src, sizeof(src), 9);
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0, src,
+		sizeof(src), AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_COPY, ev_cb, &l, NULL), 0);
+	H.n[0].frozen = true;		/* the initiator hangs: its completion will fail */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	do {
+		step();
+		amrma_rma_stats_get(tctx, &st);
+	} while (st.completions_sent == 0 && rte_get_tsc_cycles() < end);
+	assert_int_equal(st.completions_sent, 1);
+	amrma_rma_destroy(R[1]);
+	amrma_rma_conf_defaults(&rc);
+	assert_int_equal(amrma_rma_create(H.n[1].node, &rc, &R[1]), 0);
+	/* the node gives the frozen peer up, failing the old engine's completion */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	while (amrma_ctx_outstanding(tctx) != 0 && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(amrma_ctx_outstanding(tctx), 0);
+	amrma_rma_stats_get(tctx, &st);
+	assert_int_equal(st.completion_drops, 0);
+	H.n[0].frozen = false;
+	/* the put, which will see no completion, ends while l is still here */
+	amrma_rma_destroy(R[0]);
+	R[0] = NULL;
+	assert_int_equal(l.status, -ECANCELED);
+}
+
 /* the real port back, whatever the test left */
 static int
 teardown_hold(void **state)
@@ -349,6 +391,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_destroy_port_holds, setup, teardown_hold),
 		cmocka_unit_test_setup_teardown(test_recreate_with_get_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recreate_target_with_put_in_flight, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_old_completion_drop_not_counted_anew, setup,
 						teardown),
 	};
 

@@ -265,10 +265,19 @@ put1_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	return 0;
 }
 
+static void
+done_sent(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct rma_ctx *rc = rc_of(ctx);
 
-/* Send the queued completions, each with the callback sent. */
-static int
-flush(struct rma_ctx *rc, amrma_am_done_t sent)
+	/* rc is gone when the node fails its channels after the RMA engine was destroyed,
+	 * or is another engine's, created since: arg names the sender by its generations */
+	if (status != 0 && rc != NULL && rc->rma->gen_base == (uint16_t)(uintptr_t)arg)
+		rc->st.completion_drops++;	/* the initiator is gone */
+}
+
+int
+completion_flush(struct rma_ctx *rc)
 {
 	int n = 0;
 
@@ -283,7 +292,7 @@ flush(struct rma_ctx *rc, amrma_am_done_t sent)
 			ret = -ECONNRESET;
 		else
 			ret = amrma_am_send(rc->ctx, d->to, AMRMA_RMA_H_PUT_DONE, args, 2, NULL,
-					    0, sent, (void *)(uintptr_t)rc->rma->gen_base);
+					    0, done_sent, (void *)(uintptr_t)rc->rma->gen_base);
 		if (ret == -EAGAIN || ret == -ENOBUFS)
 			break;		/* next poll */
 		if (ret == -ECONNRESET)
@@ -303,38 +312,12 @@ flush(struct rma_ctx *rc, amrma_am_done_t sent)
 	return n;
 }
 
-static void
-done_sent(struct amrma_ctx *ctx, void *arg, int status)
-{
-	struct rma_ctx *rc = rc_of(ctx);
-
-	/* rc is gone when the node fails its channels after the RMA engine was destroyed,
-	 * or is another engine's, created since: arg names the sender by its generations */
-	if (status != 0 && rc != NULL && rc->rma->gen_base == (uint16_t)(uintptr_t)arg)
-		rc->st.completion_drops++;	/* the initiator is gone */
-}
-
-int
-completion_flush(struct rma_ctx *rc)
-{
-	return flush(rc, done_sent);
-}
-
-/* A destroyed engine's last completions: their callback must not reach for it (or for
- * an engine created after it on the same node). */
-static void
-final_sent(struct amrma_ctx *ctx, void *arg, int status)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(arg);
-	RTE_SET_USED(status);
-}
-
 /*
  * The engine goes: each initiator it owes a completion is sent it now, rather than left
  * to wait out its rendezvous timeout (an engine created next on the same node knows
  * nothing of its put). A put whose bytes had not all come fails with -ECANCELED. What the
- * node cannot take now is lost, and that initiator times out as before.
+ * node cannot take now is lost, and that initiator times out as before. The messages'
+ * callbacks count nothing: they name this engine (done_sent).
  */
 void
 completion_cancel(struct rma_ctx *rc)
@@ -349,7 +332,7 @@ completion_cancel(struct rma_ctx *rc)
 				  t->status != 0 ? t->status : -ECANCELED, t);
 	}
 	if (rc->done != NULL)
-		flush(rc, final_sent);
+		completion_flush(rc);
 }
 
 /* initiator: the one completion of a pipelined put */

@@ -16,7 +16,9 @@
 
 #include <cmocka.h>
 
+#include <rte_cycles.h>
 #include <rte_lcore.h>
+#include <rte_pause.h>
 #include <rte_service.h>
 
 #include "amrma_am.h"
@@ -127,6 +129,17 @@ count_done(struct amrma_ctx *ctx, void *arg, int status)
 	(*(volatile int *)arg)++;
 }
 
+/* Step h until *count reaches want; fails the test after 5 s instead of hanging. */
+static void
+step_until(struct harness *h, volatile int *count, int want)
+{
+	uint64_t end = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
+
+	while (*count < want && rte_get_tsc_cycles() < end)
+		h_step(h);
+	assert_int_equal(*count, want);
+}
+
 /*
  * The RMA progress engine's service is inside an iteration (serving a request that lets
  * go of a deregistered region, whose release takes a while) when the engine is destroyed
@@ -142,7 +155,7 @@ test_rma_destroy_waits_for_progress_service(void **state)
 	struct amrma_rma *rma;
 	struct harness h;
 	volatile int done = 0;
-	uint64_t key, a[4];
+	uint64_t key, a[4], end;
 	uint32_t id;
 
 	RTE_SET_USED(state);
@@ -160,22 +173,22 @@ test_rma_destroy_waits_for_progress_service(void **state)
 	a[3] = UINT64_C(1) << 63;
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_RTS, a, 4, NULL, 0, count_done, (void *)(uintptr_t)&done), 0);
-	while (done < 1)
-		h_step(&h);
+	step_until(&h, &done, 1);
 	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, slow_release,
 						 NULL), 1);
 	/* its initiator restarts and speaks to node 1: the request is stale, to be dropped */
 	assert_int_equal(h_restart_node(&h, 0), 0);
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, (void *)(uintptr_t)&done), 0);
-	while (done < 2)
-		h_step(&h);
+	step_until(&h, &done, 2);
 	/* node 1's progress engine runs on the service lcore and drops it */
 	assert_int_equal(amrma_rma_service_register(rma, &id), 0);
 	assert_int_equal(rte_service_map_lcore_set(id, H_SVC_LCORE, 1), 0);
 	assert_int_equal(rte_service_runstate_set(id, 1), 0);
-	while (in_release != 1)
+	end = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
+	while (in_release != 1 && rte_get_tsc_cycles() < end)
 		rte_pause();
+	assert_int_equal(in_release, 1);
 	amrma_rma_destroy(rma);
 	rma_gone = 1;
 	assert_int_equal(in_release, 2);

@@ -75,13 +75,30 @@ h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
 	eal_rundir_cleanup_at_exit();	/* registered last: runs first, then EAL cleanup */
 }
 
+static inline uint8_t
+fill_byte(size_t i, uint32_t seed)
+{
+	return (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
 void
 h_fill(uint8_t *p, size_t len, uint32_t seed)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+		p[i] = fill_byte(i, seed);
+}
+
+long
+h_fill_diff(const uint8_t *p, size_t len, uint32_t seed, size_t at)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != fill_byte(i + at, seed))
+			return (long)i;
+	return -1;
 }
 
 int

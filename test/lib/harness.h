@@ -72,6 +72,9 @@ void h_eal_init_lcores(const char *prefix, const char *vdev, const char *lcores,
 /** len bytes of a pattern that differs with seed and along the buffer. */
 void h_fill(uint8_t *p, size_t len, uint32_t seed);
 
+/** The first byte of p[0..len) that is not h_fill()'s pattern from its byte at, or -1. */
+long h_fill_diff(const uint8_t *p, size_t len, uint32_t seed, size_t at);
+
 /** The lcore h_eal_init_service() runs as a service lcore, beside the test's lcore 0. */
 #define H_SVC_LCORE 1
 

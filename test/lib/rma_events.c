@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdio.h>
 
 #include "rma_events.h"
 
@@ -22,4 +23,23 @@ h_rma_events_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int s
 			e->other_status = status;
 		}
 	}
+}
+
+const char *
+h_rma_events_dereg_refused(const struct h_rma_events *e)
+{
+	static char why[128];
+
+	if (e->done != 1)
+		snprintf(why, sizeof(why), "%u completions, expected 1", e->done);
+	else if (e->done_status != -ENOKEY)
+		snprintf(why, sizeof(why), "ended with %d, expected -ENOKEY", e->done_status);
+	else if (e->enokey == 0)
+		snprintf(why, sizeof(why), "no packet refused with -ENOKEY");
+	else if (e->other != 0)
+		snprintf(why, sizeof(why), "%u packets refused with %d, %u with -ENOKEY",
+			 e->other, e->other_status, e->enokey);
+	else
+		return NULL;
+	return why;
 }

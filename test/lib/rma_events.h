@@ -13,4 +13,11 @@ struct h_rma_events {
 /** amrma_rma_cb_t counting into the struct h_rma_events at arg. */
 void h_rma_events_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status);
 
+/**
+ * After a deregistration in the middle of an operation: NULL when it ended once, with
+ * -ENOKEY, and every packet refused was refused with -ENOKEY (at least one); otherwise
+ * what went wrong (a static buffer).
+ */
+const char *h_rma_events_dereg_refused(const struct h_rma_events *e);
+
 #endif

@@ -125,7 +125,6 @@ struct tmsg {
 	int state;		/* TM_* */
 	int recv;		/* receive that took it */
 	unsigned int refusals;
-	bool posted_recv;	/* its planned receive is posted */
 	int planned;		/* its planned receive, -1 none */
 	bool acked;		/* its request completed */
 };
@@ -281,30 +280,6 @@ static bool
 chance(unsigned int pct)
 {
 	return rnd_n(100) < pct;
-}
-
-static void
-pat(uint8_t *p, size_t n, uint32_t seed)
-{
-	h_fill(p, n, seed);
-}
-
-/* the first byte of [p, p + n) that differs from the pattern from its byte at, or -1 */
-static long
-pat_diff_at(const uint8_t *p, size_t n, uint32_t seed, size_t at)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i] != (uint8_t)(((i + at) * 2654435761u + seed) >> 13))
-			return (long)i;
-	return -1;
-}
-
-static long
-pat_diff(const uint8_t *p, size_t n, uint32_t seed)
-{
-	return pat_diff_at(p, n, seed, 0);
 }
 
 static long
@@ -788,10 +763,10 @@ local_buf(struct sop *o, size_t n)
 	o->alloc_len = n + 2 * GUARD;
 	o->alloc = buf_alloc(o->alloc_len, o->eal);
 	o->fill = (uint32_t)rnd();
-	pat(o->alloc, o->alloc_len, o->fill ^ 0x9e37u);
+	h_fill(o->alloc, o->alloc_len, o->fill ^ 0x9e37u);
 	o->buf = o->alloc + GUARD;
 	if (o->kind == K_PUT)
-		pat(o->buf, o->len, o->fill);
+		h_fill(o->buf, o->len, o->fill);
 }
 
 /*
@@ -937,7 +912,7 @@ setup_dt(struct sop *o)
 	o->alloc_len = lhi - llo + 2 * GUARD;
 	o->alloc = buf_alloc(o->alloc_len, o->eal);
 	o->fill = (uint32_t)rnd();
-	pat(o->alloc, o->alloc_len, o->fill);
+	h_fill(o->alloc, o->alloc_len, o->fill);
 	o->buf = o->alloc + GUARD - llo;
 	o->len = o->total;
 	if (o->kind == K_PUT_DT) {
@@ -1228,7 +1203,7 @@ finish(struct sop *o)
 		CHECK(st != -ENOKEY || !same || v->dead, "%s: -ENOKEY from a registered region",
 		      op_str(o));
 		if (same && v->dead && st == 0 && o->kind == K_PUT &&
-		    (d = pat_diff(v->snap + o->off, o->len, o->fill)) >= 0)
+		    (d = h_fill_diff(v->snap + o->off, o->len, o->fill, 0)) >= 0)
 			soak_fail("%s: byte %ld not placed before the deregistration", op_str(o),
 				  d);
 		nodata = !same;
@@ -1244,13 +1219,13 @@ finish(struct sop *o)
 	case K_PUT_DT:
 		/* the source is the caller's: never written */
 		if (!o->scribbled && (o->kind == K_PUT ?
-		    (d = pat_diff(o->buf, o->len, o->fill)) :
-		    (d = pat_diff(o->alloc, o->alloc_len, o->fill))) >= 0)
+		    (d = h_fill_diff(o->buf, o->len, o->fill, 0)) :
+		    (d = h_fill_diff(o->alloc, o->alloc_len, o->fill, 0))) >= 0)
 			soak_fail("%s: source byte %ld written", op_str(o), d);
 		if (!o->resv)
 			break;	/* nothing of a region may change: the end of the seed says */
 		if (st == 0 && o->kind == K_PUT) {
-			if ((d = pat_diff(r->mem + o->off, o->len, o->fill)) >= 0)
+			if ((d = h_fill_diff(r->mem + o->off, o->len, o->fill, 0)) >= 0)
 				soak_fail("%s: target byte %ld is %#x", op_str(o), d,
 					  r->mem[o->off + d]);
 			memcpy(r->shadow + o->off, r->mem + o->off, o->len);
@@ -1263,8 +1238,8 @@ finish(struct sop *o)
 		check_region_range(o, st == 0 ? "after the put" : "after a failed put");
 		break;
 	case K_GET:
-		if ((d = pat_diff(o->alloc, GUARD, o->fill ^ 0x9e37u)) >= 0 ||
-		    (d = pat_diff_at(o->alloc + GUARD + o->len, GUARD, o->fill ^ 0x9e37u,
+		if ((d = h_fill_diff(o->alloc, GUARD, o->fill ^ 0x9e37u, 0)) >= 0 ||
+		    (d = h_fill_diff(o->alloc + GUARD + o->len, GUARD, o->fill ^ 0x9e37u,
 				     GUARD + o->len)) >= 0)
 			soak_fail("%s: guard byte %ld around the buffer written", op_str(o), d);
 		if (st == 0 && !nodata &&
@@ -1281,8 +1256,8 @@ finish(struct sop *o)
 				soak_fail("%s: local byte %ld of %zu = %#x, must be %#x",
 					  op_str(o), d, o->alloc_len, o->alloc[d],
 					  o->expect_buf[d]);
-		} else if ((d = pat_diff(o->alloc, GUARD, o->fill)) >= 0 ||
-			   (d = pat_diff_at(o->alloc + o->alloc_len - GUARD, GUARD, o->fill,
+		} else if ((d = h_fill_diff(o->alloc, GUARD, o->fill, 0)) >= 0 ||
+			   (d = h_fill_diff(o->alloc + o->alloc_len - GUARD, GUARD, o->fill,
 					    o->alloc_len - GUARD)) >= 0) {
 			soak_fail("%s: local guard byte %ld written", op_str(o), d);
 		}
@@ -1291,7 +1266,7 @@ finish(struct sop *o)
 done:
 	/* from now on the library may not touch the buffers */
 	if (o->kind == K_GET || o->kind == K_GET_DT) {
-		pat(o->alloc, o->alloc_len, o->fill ^ 0x7777u);
+		h_fill(o->alloc, o->alloc_len, o->fill ^ 0x7777u);
 		o->marked = true;
 	} else {
 		scribble(o);
@@ -1379,7 +1354,7 @@ tr_cb(const struct amrma_tag_completion *c, void *arg)
 	      c->msg_len == m->len && c->tag == m->tag && c->src == tsrc(m->src_node,
 	      m->src_ctx), "tag receive %ld: status %d len %" PRIu64 " msg_len %" PRIu64,
 	      (long)(r - S.tr), c->status, c->len, c->msg_len);
-	if ((d = pat_diff(r->alloc + GUARD, want, m->fill)) >= 0)
+	if ((d = h_fill_diff(r->alloc + GUARD, want, m->fill, 0)) >= 0)
 		soak_fail("tag message %d: byte %ld wrong", r->msg, d);
 	r->state = TR_DONE;
 	m->state = TM_DELIVERED;
@@ -1424,7 +1399,7 @@ tmsg_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	      msg->src.ctx);
 	CHECK(t->state == TM_IN_FLIGHT, "tag message %d handled twice (state %d)", mi,
 	      t->state);
-	CHECK(pat_diff(msg->payload, msg->len, t->fill) < 0, "tag message %d: payload", mi);
+	CHECK(h_fill_diff(msg->payload, msg->len, t->fill, 0) < 0, "tag message %d: payload", mi);
 	for (k = 0; k < q->nb_posted && first < 0; k++)
 		if (tr_matches(&S.tr[q->posted[k]], t))
 			first = k;
@@ -1627,7 +1602,7 @@ tag_work(void)
 		if (t->state != TM_TO_SEND)
 			continue;
 		p = malloc(t->len + 1);
-		pat(p, t->len, t->fill);
+		h_fill(p, t->len, t->fill);
 		t->state = TM_IN_FLIGHT;
 		ret = amrma_am_request(h_ctx(&S.h, t->src_node, t->src_ctx),
 				       (struct amrma_ep){ .node = t->dst_node,
@@ -1812,7 +1787,7 @@ seed_setup(uint64_t seed)
 			r->eal = chance(50);
 			r->base = buf_alloc(r->len + 2 * PAD, r->eal);
 			r->mem = r->base + PAD;
-			pat(r->base, r->len + 2 * PAD, (uint32_t)(seed * 7 + i * 3 + j));
+			h_fill(r->base, r->len + 2 * PAD, (uint32_t)(seed * 7 + i * 3 + j));
 			r->shadow = malloc(r->len);
 			memcpy(r->shadow, r->mem, r->len);
 			r->snap = j == RG_VOL ? malloc(r->len) : NULL;
@@ -1856,7 +1831,7 @@ vol_released(void *arg, void *addr, size_t len)
 	r->released = true;
 	r->releases++;
 	r->idle = 0;
-	pat(r->mem, r->len, vol_marker(r));	/* the application reuses its memory */
+	h_fill(r->mem, r->len, vol_marker(r));	/* the application reuses its memory */
 }
 
 /* RG_VOL: deregistered at random, registered again a while after its release */
@@ -1884,7 +1859,7 @@ vol_work(void)
 				soak_fail("node %u: byte %ld of a region changed after its "
 					  "deregistration", i, d);
 		} else if (r->released && ++r->idle > 200) {
-			if ((d = pat_diff(r->mem, r->len, vol_marker(r))) >= 0)
+			if ((d = h_fill_diff(r->mem, r->len, vol_marker(r), 0)) >= 0)
 				soak_fail("node %u: byte %ld of a region written after its "
 					  "release", i, d);
 			ret = amrma_region_register(t, r->mem, r->len,
@@ -1910,7 +1885,7 @@ vol_check_end(void)
 		if (!r->dead)
 			continue;
 		CHECK(r->released, "node %u: a deregistered region is still held", i);
-		if ((d = pat_diff(r->mem, r->len, vol_marker(r))) >= 0)
+		if ((d = h_fill_diff(r->mem, r->len, vol_marker(r), 0)) >= 0)
 			soak_fail("node %u: byte %ld of a region written after its release", i,
 				  d);
 		memcpy(r->shadow, r->mem, r->len);	/* for check_regions */
@@ -2067,7 +2042,7 @@ check_regions(void)
 			struct region *r = &S.rg[i][j];
 			uint8_t *tmp = malloc(r->len + 2 * PAD);
 
-			pat(tmp, r->len + 2 * PAD, (uint32_t)(S.seed * 7 + i * 3 + j));
+			h_fill(tmp, r->len + 2 * PAD, (uint32_t)(S.seed * 7 + i * 3 + j));
 			if ((d = mem_diff(r->base, tmp, PAD)) >= 0 ||
 			    (d = mem_diff(r->mem + r->len, tmp + PAD + r->len, PAD)) >= 0)
 				soak_fail("node %u region %u: byte %ld of the padding written", i,
@@ -2083,7 +2058,7 @@ check_regions(void)
 	for (k = 0; k < S.nb_op; k++) {
 		struct sop *o = &S.op[k];
 
-		if (o->marked && (d = pat_diff(o->alloc, o->alloc_len, o->fill ^ 0x7777u)) >= 0)
+		if (o->marked && (d = h_fill_diff(o->alloc, o->alloc_len, o->fill ^ 0x7777u, 0)) >= 0)
 			soak_fail("%s: buffer byte %ld written after completion", op_str(o), d);
 	}
 }
@@ -2232,9 +2207,10 @@ run_seed(uint64_t seed)
 	for (k = 0; k < S.nb_op; k++)
 		cov.incall += S.op[k].bad == B_INCALL;
 	if (getenv("AMRMA_SOAK_VERBOSE") != NULL)
-		printf("seed %" PRIu64 ": %u ops (%u from callbacks, %u refused there), %d tag "
-		       "messages, %u deregistrations, slots %u, zero copy %d, %u ms%s\n", seed,
-		       S.issued, S.cb_issued, S.eperm, S.nb_tm, S.rg[0][RG_VOL].releases +
+		printf("seed %" PRIu64 ": %u ops (%u from callbacks, %u refused there; %u waits "
+		       "and %u flushes from callbacks), %d tag messages, %u deregistrations, "
+		       "slots %u, zero copy %d, %u ms%s\n", seed, S.issued, S.cb_issued, S.eperm,
+		       S.cb_waits, S.cb_flushes, S.nb_tm, S.rg[0][RG_VOL].releases +
 		       S.rg[1][RG_VOL].releases + S.rg[2][RG_VOL].releases,
 		       S.rc.completion_slots, S.rc.zero_copy, (unsigned int)(now_ms() - t0),
 		       S.destroyed ? ", destroyed mid-flight" : "");

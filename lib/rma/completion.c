@@ -195,7 +195,7 @@ done_push(struct rma_ctx *rc, struct amrma_ep to, uint32_t epoch, uint64_t handl
 	struct put_done *d;
 
 	if (t == NULL) {
-		if (rc->nb_done_refusals == rc->done_size - rc->track_size) {
+		if (rc->nb_done_refusals == RMA_MAX_REFUSED) {
 			rc->st.completion_drops++;
 			return;
 		}

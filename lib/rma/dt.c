@@ -37,7 +37,7 @@ slot_of(struct rma_ctx *rc, uint64_t id, uint16_t src_node)
 	uint32_t i = (uint32_t)id;
 
 	if (i >= RMA_MAX_DT || !rc->dt[i].used || rc->dt[i].gen != (uint16_t)(id >> 32) ||
-	    rc->dt[i].src_node != src_node)
+	    rc->dt[i].src.node != src_node)
 		return NULL;
 	return &rc->dt[i];
 }
@@ -124,7 +124,6 @@ setup_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 	d->used = true;
 	rc->nb_dt_used++;
 	d->perm = perm;
-	d->src_node = msg->src.node;
 	d->src = msg->src;
 	d->src_epoch = msg->src_epoch;
 	d->prog = prog;
@@ -157,7 +156,7 @@ slot_dead(struct rma_ctx *rc, struct rma_dt *d)
 	if (amrma_region_live(d->ref))
 		return false;
 	rc->st.access_errors++;
-	dereg_end_set(&d->dead, d->gen, d->src_node, 0);
+	dereg_end_set(&d->dead, d->gen, d->src.node, 0);
 	slot_free(rc, d);
 	return true;
 }

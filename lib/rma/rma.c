@@ -643,18 +643,28 @@ amrma_rma_local_done(struct amrma_ctx *ctx, amrma_rma_req_t req)
 	       op->state != OP_WAIT_CTS;
 }
 
+/*
+ * One step of a blocking call: poll ctx, and serve the RMA queue if ctx is the progress
+ * context. -EPERM from inside a poll of ctx (a handler, a callback): it could only spin.
+ */
+static int
+poll_step(struct amrma_ctx *ctx, struct amrma_rma *rma)
+{
+	if (amrma_ctx_poll(ctx, 32) < 0)
+		return -EPERM;
+	if (rma->conf.progress_ctx == amrma_ctx_index(ctx))
+		amrma_rma_progress(rma);
+	return 0;
+}
+
 int
 amrma_rma_wait(struct amrma_ctx *ctx, amrma_rma_req_t req)
 {
 	int status = 0, ret;
 
-	while ((ret = amrma_rma_test(ctx, req, &status)) == 0) {
-		/* from inside a poll of ctx (a handler, a callback) it could only spin */
-		if (amrma_ctx_poll(ctx, 32) < 0)
+	while ((ret = amrma_rma_test(ctx, req, &status)) == 0)
+		if (poll_step(ctx, amrma_rma_of(ctx)) != 0)
 			return -EPERM;
-		if (amrma_rma_of(ctx)->conf.progress_ctx == amrma_ctx_index(ctx))
-			amrma_rma_progress(amrma_rma_of(ctx));
-	}
 	return ret < 0 ? ret : status;
 }
 
@@ -675,12 +685,8 @@ amrma_rma_flush(struct amrma_ctx *ctx, struct amrma_ep dst)
 			pending = op->state != OP_FREE && op->state != OP_COMPLETE &&
 				  op->kind != OP_TSEND && ep_same(op->ep, dst);
 		}
-		if (pending) {
-			if (amrma_ctx_poll(ctx, 32) < 0)
-				return -EPERM;
-			if (rc->rma->conf.progress_ctx == amrma_ctx_index(ctx))
-				amrma_rma_progress(rc->rma);
-		}
+		if (pending && poll_step(ctx, rc->rma) != 0)
+			return -EPERM;
 	} while (pending);
 	return 0;
 }
@@ -1092,9 +1098,6 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
 			if (rc->ops[k].state != OP_FREE && rc->ops[k].state != OP_COMPLETE)
 				op_cancel(rc, &rc->ops[k]);
-		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
-			if (rc->ops[k].ref != NULL)
-				amrma_region_put(rma->regions, rc->ops[k].ref);
 		for (k = 0; k < RMA_MAX_RX; k++)
 			if (rc->rx[k].used && rc->rx[k].ref != NULL)
 				amrma_region_put(rma->regions, rc->rx[k].ref);

@@ -140,7 +140,6 @@ struct rma_dt {
 	bool used;
 	uint16_t gen;
 	uint32_t perm;
-	uint16_t src_node;
 	struct amrma_ep src;		/* the initiator's context that installed it... */
 	uint32_t src_epoch;		/* ...in this life: another one sends it nothing */
 	struct amrma_dgsp *prog;

@@ -410,6 +410,7 @@ rndv_finish_rx(struct rma_ctx *rc)
 		struct rma_rx *rx = &rc->rx[i];
 		bool get = rx->ref == NULL;
 		struct rma_op *op = get ? &rc->ops[rx->op] : NULL;
+		int status;
 
 		/* only the receive that completed, and only its own get */
 		if (!rx->used || !rx->complete)
@@ -417,18 +418,12 @@ rndv_finish_rx(struct rma_ctx *rc)
 		if (op != NULL && (op->gen != rx->op_gen || op->state != OP_DRAINING ||
 				   op->kind != OP_GET))
 			op = NULL;
-		if (rx->status != 0) {	/* a get's data could not be placed */
-			int status = rx->status;
-
-			rx_abort(rc, i, status);
-			if (op != NULL)
-				op_packet_done(rc, op, 0, status);
-			continue;
-		}
-		amrma_tag_complete(rc->tags, rx->recv_id, 0);
-		rx_free(rc, i);
+		/* matched, so this ends it with its status (non-zero: a get's data could
+		 * not be placed) */
+		status = rx->status;
+		rx_abort(rc, i, status);
 		if (op != NULL)
-			op_packet_done(rc, op, op->len, 0);
+			op_packet_done(rc, op, status != 0 ? 0 : op->len, status);
 	}
 	return (int)n;
 }
@@ -547,7 +542,7 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 			return false;
 		op->tag = it->tag;
 		op->rid = it->recv_id;
-		op->peer_epoch = it->epoch;	/* sent to that life only (send_chunk) */
+		op->peer_epoch = it->epoch;	/* sent to that life only (op_issue) */
 		/* each chunk the initiator takes moves it on (chunk_done) */
 		op->deadline = rte_rdtsc() + rndv_timeout_tsc(rma);
 		op->ref = it->ref;		/* released when the send completes */

@@ -108,7 +108,6 @@ dma_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
 	uint64_t deadline = 0;
 	rte_iova_t s, d;
 	uint16_t last;
-	bool error = false;
 	int idx;
 
 	if (len < e->min_offload)
@@ -127,26 +126,17 @@ dma_copy(struct amrma_copy_engine *e, void *dst, const void *src, uint32_t len)
 		e->errors++;
 		return cpu_copy(e, dst, src, len);	/* ring full: do it ourselves */
 	}
-	/* placed-before-acknowledged: wait for this copy, the only one in flight */
-	while (rte_dma_completed(e->dev_id, e->vchan, 1, &last, &error) == 0) {
-		if (error)
-			break;
+	/* placed-before-acknowledged: wait for this copy, the only one in flight. Its
+	 * status is read with it: a failed copy would otherwise stay at the head of the
+	 * ring, and every later one see has_error while its DMA still runs */
+	while (rte_dma_completed_status(e->dev_id, e->vchan, 1, &last, &status) == 0) {
 		if (timed_out(&deadline))
 			return dma_hung(e);
 		rte_pause();
 	}
-	if (error) {
-		/* the failed copy stays at the head of the ring until its status is read:
-		 * until then every later copy would see has_error while its DMA still runs */
-		while (rte_dma_completed_status(e->dev_id, e->vchan, 1, &last, &status) == 0) {
-			if (timed_out(&deadline))
-				return dma_hung(e);
-			rte_pause();
-		}
-		if (status != RTE_DMA_STATUS_SUCCESSFUL) {
-			e->errors++;
-			return -EIO;
-		}
+	if (status != RTE_DMA_STATUS_SUCCESSFUL) {
+		e->errors++;
+		return -EIO;
 	}
 	e->copies++;
 	e->bytes += len;

@@ -314,6 +314,17 @@ amrma_wire_fold(uint64_t sum)
 }
 
 /**
+ * The UDP pseudo header's part of the checksum (addresses, protocol, UDP length, each as
+ * network-order words), for amrma_wire_sum() over the datagram to continue.
+ */
+static inline uint64_t
+amrma_wire_phdr_sum(const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp)
+{
+	return (uint64_t)ip->src_addr + ip->dst_addr + rte_cpu_to_be_16(IPPROTO_UDP) +
+	       udp->dgram_len;
+}
+
+/**
  * Headers of one channel direction built once: addresses, ports, contexts, nodes and the
  * sender's epoch are constant, so a frame costs a copy and a few stores.
  */

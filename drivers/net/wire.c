@@ -69,12 +69,8 @@ amrma_wire_sum(const void *buf, size_t len, uint64_t sum)
 static uint16_t
 udp_sum(const struct rte_ipv4_hdr *ip, const struct rte_udp_hdr *udp)
 {
-	uint16_t ulen = rte_be_to_cpu_16(udp->dgram_len);
-	/* pseudo header: addresses, protocol, length (each a word in network order) */
-	uint64_t sum = (uint64_t)ip->src_addr + ip->dst_addr +
-		       rte_cpu_to_be_16(IPPROTO_UDP) + udp->dgram_len;
-
-	return amrma_wire_fold(amrma_wire_sum(udp, ulen, sum));
+	return amrma_wire_fold(amrma_wire_sum(udp, rte_be_to_cpu_16(udp->dgram_len),
+					      amrma_wire_phdr_sum(ip, udp)));
 }
 
 /* The further messages of a coalesced frame: each whole, well-formed, none left over. */

@@ -25,8 +25,7 @@ frame_udp_sum(const struct rte_mbuf *m)
 	const struct rte_udp_hdr *udp = (const void *)(ip + 1);
 	uint32_t off = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr);
 	uint32_t len = rte_be_to_cpu_16(udp->dgram_len), done = 0;
-	uint64_t sum = (uint64_t)ip->src_addr + ip->dst_addr + rte_cpu_to_be_16(IPPROTO_UDP) +
-		       udp->dgram_len;
+	uint64_t sum = amrma_wire_phdr_sum(ip, udp);
 
 	for (; m != NULL && done < len; m = m->next, off = 0) {
 		uint32_t n;

@@ -80,7 +80,7 @@ struct amrma_am_msg {
 };
 
 /** Handler indices below this are the application's; the rest belong to amrma protocols. */
-#define AMRMA_AM_USER_HANDLERS 240
+#define AMRMA_AM_USER_HANDLERS 224
 
 /** The AM core's own handler: a peer says it leaves (amrma_node_leave()). */
 #define AMRMA_AM_H_LEAVE 255

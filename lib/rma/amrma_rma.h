@@ -64,7 +64,8 @@ enum {
 	AMRMA_RMA_H_DT_SETUP_REPLY,		/**< the slot holding the verified program */
 	AMRMA_RMA_H_PUT1,			/**< pipelined put chunk, one-way */
 	AMRMA_RMA_H_PUT_DONE,			/**< its operation's one completion */
-	AMRMA_RMA_H_LAST = AMRMA_RMA_H_PUT_DONE,
+	AMRMA_RMA_H_RNDV_CANCEL,		/**< rendezvous: the target's engine went */
+	AMRMA_RMA_H_LAST = AMRMA_RMA_H_RNDV_CANCEL,
 };
 
 /** Engine configuration; start from amrma_rma_conf_defaults(). */
@@ -122,9 +123,10 @@ int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
  * Operations still live complete with -ECANCELED (or their first error): their callbacks
  * run before it returns, and their handles become invalid. Initiators whose pipelined
  * puts this engine owes a completion are sent it now (-ECANCELED for a put whose bytes
- * had not all come), as far as the node takes the messages, instead of waiting out their
- * rendezvous timeout. A zero-copy put's chunks the
- * node still holds (unacknowledged, or kept by the port after it was asked for up to
+ * had not all come), and so are those of rendezvous puts still waiting for their CTS and
+ * rendezvous gets whose data had not all been handed to the node (-ECANCELED), as far as
+ * the node takes the messages, instead of waiting out their rendezvous timeout. A
+ * zero-copy put's chunks the node still holds (unacknowledged, or kept by the port after it was asked for up to
  * 10 ms to let go) read the source until they are freed, by amrma_node_destroy() at the
  * latest: AMRMA_RMA_EV_LOCAL is reported only if none is left. The memory those chunks
  * point at (their mbuf pool, the operation tables) then stays allocated for the life of
@@ -290,6 +292,9 @@ struct amrma_rma_stats {
 	 *  or closed its channel (the region they held is let go then, not at
 	 *  rndv_timeout_ms) */
 	uint64_t stale_requests;
+	/** initiator: rendezvous puts and gets that the target's engine cancelled (it was
+	 *  destroyed owing their CTS or data); they end with -ECANCELED */
+	uint64_t rndv_cancelled;
 };
 
 /** The counters of ctx's part of the engine (all zero without an engine). */

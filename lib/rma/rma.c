@@ -1072,7 +1072,10 @@ amrma_rma_destroy(struct amrma_rma *rma)
 	}
 	for (i = AMRMA_RMA_H_PUT; i <= AMRMA_RMA_H_LAST; i++)
 		amrma_am_register(rma->node, i, NULL, NULL);
+	/* rendezvous requests not served: their initiators are told (rndv_cancel_item) */
+	rndv_drop_pending(rma);
 	while (rma->queue != NULL && rte_ring_dequeue(rma->queue, (void **)&it) == 0) {
+		rndv_cancel_item(rma, it);
 		if (it->ref != NULL)
 			amrma_region_put(rma->regions, it->ref);
 		rte_mempool_put(rma->rq_pool, it);
@@ -1095,9 +1098,12 @@ amrma_rma_destroy(struct amrma_rma *rma)
 
 		if (rc->ctx == NULL)
 			continue;
-		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)
-			if (rc->ops[k].state != OP_FREE && rc->ops[k].state != OP_COMPLETE)
+		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++) {
+			if (rc->ops[k].state != OP_FREE && rc->ops[k].state != OP_COMPLETE) {
+				rndv_cancel_tsend(rc, &rc->ops[k]);
 				op_cancel(rc, &rc->ops[k]);
+			}
+		}
 		for (k = 0; k < RMA_MAX_RX; k++)
 			if (rc->rx[k].used && rc->rx[k].ref != NULL)
 				amrma_region_put(rma->regions, rc->rx[k].ref);
@@ -1114,7 +1120,6 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		rte_free(rc->free);
 	}
 	gen_retire(rma, span);
-	rndv_drop_pending(rma);
 	rte_free(rma->rc);
 	rma->rc = NULL;
 	rte_ring_free(rma->queue);

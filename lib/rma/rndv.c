@@ -595,12 +595,112 @@ amrma_rma_progress(struct amrma_rma *rma)
 	return (int)work;
 }
 
+/* A cancel's receive id for a put that waits for its CTS (it has no receive yet). */
+#define CANCEL_NO_RX UINT64_MAX
+
+static void
+cancel_sent(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(arg);
+	RTE_SET_USED(status);	/* sent by an engine that is gone: nothing to count */
+}
+
+/*
+ * The engine goes (amrma_rma_destroy) owing the initiator `to` the CTS or the data of
+ * rendezvous operation tag: tell it, rather than let it wait out its rendezvous timeout.
+ * Best effort: what the node cannot take now is lost, and that initiator times out.
+ */
+static void
+cancel_send(struct amrma_ctx *ctx, struct amrma_ep to, uint32_t epoch, uint64_t tag,
+	    uint64_t rx_id)
+{
+	const uint64_t args[3] = { tag, rx_id, (uint64_t)(int64_t)-ECANCELED };
+
+	/* a life that is gone asked: the new one has nothing waiting */
+	if (ctx != NULL && amrma_ctx_peer_epoch(ctx, to, NULL) == epoch)
+		amrma_am_send(ctx, to, AMRMA_RMA_H_RNDV_CANCEL, args, RTE_DIM(args), NULL, 0,
+			      cancel_sent, NULL);
+}
+
+/* destroy: a queued rendezvous request that will not be served */
+void
+rndv_cancel_item(struct amrma_rma *rma, const struct rq_item *it)
+{
+	struct amrma_ctx *ctx = rma->rc != NULL ? rma->rc[rma->conf.progress_ctx].ctx : NULL;
+
+	if (it->type == RQ_POST_RECV)
+		cancel_send(ctx, it->peer, it->epoch, it->tag, CANCEL_NO_RX);
+	else if (it->type == RQ_SEND)
+		cancel_send(ctx, it->peer, it->epoch, it->tag, it->recv_id);
+}
+
+/*
+ * destroy: a tagged send serving a rendezvous get, with data not yet handed to the node
+ * (chunks left, or refused and due again); what the node holds arrives anyway
+ */
+void
+rndv_cancel_tsend(struct rma_ctx *rc, const struct rma_op *op)
+{
+	if (op->kind == OP_TSEND && op->status == 0 &&
+	    (op->state == OP_ISSUING || op->state == OP_DRAINING) &&
+	    (op->next_chunk < op->nchunks || op->nb_retry != 0))
+		cancel_send(rc->ctx, op->dst, op->peer_epoch, op->tag, op->rid);
+}
+
+/*
+ * initiator: the target's engine went owing this rendezvous operation its CTS (a put) or
+ * its data (a get). One-way, from any context of the target's node.
+ */
+static int
+cancel_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	       void *arg)
+{
+	struct rma_ctx *rc = amrma_ctx_priv(ctx);
+	int64_t status = msg->nargs >= 3 ? (int64_t)msg->args[2] : 0;
+	struct rma_op *op;
+	struct rma_rx *rx;
+	uint64_t id;
+	uint32_t i;
+
+	RTE_SET_USED(tok);
+	RTE_SET_USED(arg);
+	if (status >= 0 || status < -4095)
+		goto bad;	/* not a negative errno: nothing is ended by it */
+	id = msg->args[1];
+	if (id == CANCEL_NO_RX) {
+		op = op_from_handle(rc, msg->args[0]);
+		if (op == NULL || op->kind != OP_PUT || op->state != OP_WAIT_CTS ||
+		    op->dst.node != msg->src.node)
+			goto bad;
+		op_fail(rc, op, (int)status);
+	} else {
+		i = (uint32_t)id;
+		rx = i < RMA_MAX_RX ? &rc->rx[i] : NULL;
+		/* our get's receive (no region), still waiting for data of that node */
+		if (rx == NULL || !rx->used || rx->gen != (uint16_t)(id >> 32) ||
+		    rx->tag != msg->args[0] || rx->ref != NULL ||
+		    rx->src.node != msg->src.node || rx->complete)
+			goto bad;
+		/* ended on the poll, as a get whose data could not be placed */
+		rx->status = (int)status;
+		rx->complete = true;
+		rc->rx_done[rc->nb_rx_done++] = i;
+	}
+	rc->st.rndv_cancelled++;
+	return 0;
+bad:
+	rc->st.bad_replies++;
+	return 0;
+}
+
 void
 rndv_drop_pending(struct amrma_rma *rma)
 {
 	uint32_t k;
 
 	for (k = 0; rma->pending != NULL && k < rma->nb_pending; k++) {
+		rndv_cancel_item(rma, rma->pending[k]);
 		if (rma->pending[k]->ref != NULL)
 			amrma_region_put(rma->regions, rma->pending[k]->ref);
 		rte_mempool_put(rma->rq_pool, rma->pending[k]);
@@ -644,4 +744,5 @@ rndv_register(struct amrma_node *node, struct amrma_rma *rma)
 	amrma_am_register(node, AMRMA_RMA_H_RGET, rget_handler, rma);
 	amrma_am_register(node, AMRMA_RMA_H_CTS, cts_handler, rma);
 	amrma_am_register(node, AMRMA_RMA_H_TDATA, tdata_handler, rma);
+	amrma_am_register(node, AMRMA_RMA_H_RNDV_CANCEL, cancel_handler, rma);
 }

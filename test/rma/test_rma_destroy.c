@@ -374,6 +374,198 @@ test_old_completion_drop_not_counted_anew(void **state)
 	assert_int_equal(l.status, -ECANCELED);
 }
 
+static bool
+all_zero(const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+static void
+count_sent(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	if (status == 0)
+		(*(int *)arg)++;
+}
+
+/* As step(), but the target's RMA queue is not served: its requests wait there. */
+static void
+step_target_unserved(void)
+{
+	h_step(&H);
+	if (R[0] != NULL)
+		amrma_rma_progress(R[0]);
+}
+
+/* Both engines again with a rendezvous timeout far beyond the tests' patience. */
+static void
+recreate_patient(void)
+{
+	struct amrma_rma_conf rc;
+	unsigned int i;
+
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 60000;
+	for (i = 0; i < 2; i++) {
+		amrma_rma_destroy(R[i]);
+		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
+	}
+	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), target, REGION,
+		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+}
+
+/*
+ * The target's engine is destroyed while a rendezvous get and a rendezvous put wait in
+ * its RMA queue (accepted, not served): the destroy tells their initiator, and both end
+ * with -ECANCELED at once, nothing written either way. Before, the put waited for a CTS
+ * and the get for its data until rndv_timeout_ms (here 60 s).
+ */
+static void
+test_destroy_target_with_rendezvous_queued(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	const struct amrma_ep to = { .node = 1 };
+	const uint64_t len = 3000;
+	uint8_t *buf = calloc(1, len), *src = malloc(len);
+	struct evlog lg = { .status = 1 }, lp = { .status = 1 };
+	struct amrma_rma_stats st;
+	uint64_t end;
+
+	RTE_SET_USED(state);
+	assert_non_null(buf);
+	assert_non_null(src);
+	h_fill(src, len, 3);
+	recreate_patient();
+	memset(target, 0, REGION);
+	assert_int_equal(amrma_rma_get(ctx, to, key, 0, buf, len, AMRMA_RMA_F_RENDEZVOUS,
+				       ev_cb, &lg, NULL), 0);
+	assert_int_equal(amrma_rma_put(ctx, to, key, 8192, src, len,
+		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_COPY, ev_cb, &lp, NULL), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (rte_ring_count(R[1]->queue) < 2 && rte_get_tsc_cycles() < end)
+		step_target_unserved();
+	assert_int_equal(rte_ring_count(R[1]->queue), 2);
+	amrma_rma_destroy(R[1]);
+	R[1] = NULL;
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while ((lg.status == 1 || lp.status == 1) && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(lg.status, -ECANCELED);
+	assert_int_equal(lp.status, -ECANCELED);
+	amrma_rma_stats_get(ctx, &st);
+	assert_int_equal(st.rndv_cancelled, 2);
+	assert_int_equal(st.rndv_timeouts, 0);
+	assert_int_equal(st.bad_replies, 0);
+	assert_true(all_zero(buf, len));
+	assert_true(all_zero(target + 8192, len));
+	free(buf);
+	free(src);
+}
+
+/*
+ * The target's engine is destroyed while it serves a rendezvous get, part of the data
+ * handed to the node: what the node holds still arrives, then the cancel ends the get
+ * with -ECANCELED. Before, the get waited for the rest until rndv_timeout_ms.
+ */
+static void
+test_destroy_target_serving_rendezvous_get(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	uint8_t *buf = calloc(1, REGION);
+	struct evlog l = { .status = 1 };
+	struct amrma_rma_stats st;
+	struct rma_ctx *trc;
+	bool partial = false;
+	uint64_t end;
+	uint32_t k;
+
+	RTE_SET_USED(state);
+	assert_non_null(buf);
+	recreate_patient();
+	h_fill(target, REGION, 17);
+	trc = rc_of(h_ctx(&H, 1, 0));
+	assert_int_equal(amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, key, 0, buf,
+				       REGION, AMRMA_RMA_F_RENDEZVOUS, ev_cb, &l, NULL), 0);
+	/* until the target's tagged send has handed some chunks to the node, not all */
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (!partial && rte_get_tsc_cycles() < end) {
+		step();
+		for (k = 0; k < R[1]->conf.max_ops; k++)
+			partial |= trc->ops[k].kind == OP_TSEND &&
+				   trc->ops[k].state == OP_ISSUING &&
+				   trc->ops[k].next_chunk > 0 &&
+				   trc->ops[k].next_chunk < trc->ops[k].nchunks;
+	}
+	assert_true(partial);
+	amrma_rma_destroy(R[1]);
+	R[1] = NULL;
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (l.status == 1 && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(l.status, -ECANCELED);
+	amrma_rma_stats_get(ctx, &st);
+	assert_int_equal(st.rndv_cancelled, 1);
+	assert_int_equal(st.rndv_timeouts, 0);
+	free(buf);
+}
+
+/*
+ * Cancels that name nothing of ours, or carry no error: counted as bad replies, and the
+ * rendezvous put they name (waiting for its CTS) goes on to complete.
+ */
+static void
+test_rendezvous_cancel_refused(void **state)
+{
+	struct amrma_ctx *ctx = h_ctx(&H, 0, 0), *tctx = h_ctx(&H, 1, 0);
+	const struct amrma_ep to0 = { .node = 0 };
+	const uint64_t len = 3000;
+	uint8_t *src = malloc(len);
+	struct evlog l = { .status = 1 };
+	struct amrma_rma_stats st;
+	amrma_rma_req_t req;
+	uint64_t a[4][3], end;
+	unsigned int i;
+	int sent = 0;
+
+	RTE_SET_USED(state);
+	assert_non_null(src);
+	h_fill(src, len, 4);
+	recreate_patient();
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0, src, len,
+		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_COPY, ev_cb, &l, &req), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (rte_ring_count(R[1]->queue) < 1 && rte_get_tsc_cycles() < end)
+		step_target_unserved();
+	assert_int_equal(rte_ring_count(R[1]->queue), 1);
+	/* the put's handle with a status that is no error, a positive one, one out of
+	 * range; a receive that does not exist */
+	a[0][0] = req, a[0][1] = UINT64_MAX, a[0][2] = 0;
+	a[1][0] = req, a[1][1] = UINT64_MAX, a[1][2] = EIO;
+	a[2][0] = req, a[2][1] = UINT64_MAX, a[2][2] = (uint64_t)INT64_MIN;
+	a[3][0] = req, a[3][1] = 7, a[3][2] = (uint64_t)(int64_t)-ECANCELED;
+	for (i = 0; i < RTE_DIM(a); i++)
+		assert_int_equal(amrma_am_send(tctx, to0, AMRMA_RMA_H_RNDV_CANCEL, a[i], 3, NULL,
+					       0, count_sent, &sent), 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (sent < (int)RTE_DIM(a) && rte_get_tsc_cycles() < end)
+		step_target_unserved();
+	assert_int_equal(sent, RTE_DIM(a));
+	amrma_rma_stats_get(ctx, &st);
+	assert_int_equal(st.bad_replies, RTE_DIM(a));
+	assert_int_equal(st.rndv_cancelled, 0);
+	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	while (l.status == 1 && rte_get_tsc_cycles() < end)
+		step();
+	assert_int_equal(l.status, 0);
+	assert_memory_equal(target, src, len);
+	free(src);
+}
+
 /* the real port back, whatever the test left */
 static int
 teardown_hold(void **state)
@@ -394,6 +586,11 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_old_completion_drop_not_counted_anew, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_target_with_rendezvous_queued, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_target_serving_rendezvous_get, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_rendezvous_cancel_refused, setup, teardown),
 	};
 
 	h_eal_init("amrma_test_rma_destroy");

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rte_telemetry commands: read with dpdk-telemetry.py (e.g. /amrma/stats). */
+#include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,10 +135,29 @@ read_regions(struct app *a, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* every counter of struct amrma_rma_stats, by name (checked to be all of them below) */
+#define RMA_FIELD(x) { #x, offsetof(struct amrma_rma_stats, x) }
+static const struct {
+	const char *name;
+	size_t off;
+} rma_fields[] = {
+	RMA_FIELD(puts), RMA_FIELD(gets), RMA_FIELD(put_bytes), RMA_FIELD(get_bytes),
+	RMA_FIELD(chunks), RMA_FIELD(zero_copy_chunks), RMA_FIELD(rndv_ops),
+	RMA_FIELD(op_errors), RMA_FIELD(served_put_bytes), RMA_FIELD(served_get_bytes),
+	RMA_FIELD(access_errors), RMA_FIELD(bad_replies), RMA_FIELD(queue_full),
+	RMA_FIELD(tag_retries), RMA_FIELD(rndv_timeouts), RMA_FIELD(dt_ops),
+	RMA_FIELD(dt_rejected), RMA_FIELD(completions_sent), RMA_FIELD(completion_full),
+	RMA_FIELD(completion_drops), RMA_FIELD(stale_requests), RMA_FIELD(rndv_cancelled),
+};
+#undef RMA_FIELD
+static_assert(RTE_DIM(rma_fields) == sizeof(struct amrma_rma_stats) / sizeof(uint64_t),
+	      "a counter of struct amrma_rma_stats is missing from rma_fields");
+
 static int
 read_rma(struct app *a, const char *params, struct rte_tel_data *d)
 {
-	struct amrma_rma_stats st, sum = { 0 };
+	struct amrma_rma_stats st;
+	uint64_t sum[RTE_DIM(rma_fields)] = { 0 };
 	uint16_t i;
 	size_t k;
 
@@ -145,16 +166,11 @@ read_rma(struct app *a, const char *params, struct rte_tel_data *d)
 		return 0;
 	for (i = 0; i < amrma_node_nb_ctx(a->node); i++) {
 		amrma_rma_stats_get(amrma_node_ctx(a->node, i), &st);
-		for (k = 0; k < sizeof(st) / sizeof(uint64_t); k++)
-			((uint64_t *)&sum)[k] += ((const uint64_t *)&st)[k];
+		for (k = 0; k < RTE_DIM(rma_fields); k++)
+			sum[k] += *(const uint64_t *)((const uint8_t *)&st + rma_fields[k].off);
 	}
-#define U(x) rte_tel_data_add_dict_u64(d, #x, sum.x)
-	U(puts); U(gets); U(put_bytes); U(get_bytes); U(chunks); U(zero_copy_chunks);
-	U(rndv_ops); U(op_errors); U(served_put_bytes); U(served_get_bytes);
-	U(access_errors); U(bad_replies); U(queue_full); U(tag_retries); U(rndv_timeouts);
-	U(dt_ops); U(dt_rejected); U(completions_sent); U(completion_full); U(completion_drops);
-	U(stale_requests);
-#undef U
+	for (k = 0; k < RTE_DIM(rma_fields); k++)
+		rte_tel_data_add_dict_u64(d, rma_fields[k].name, sum[k]);
 	return 0;
 }
 

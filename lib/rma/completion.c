@@ -373,15 +373,9 @@ completion_expire(struct rma_ctx *rc, uint64_t now)
 		struct put_track *t = &rc->track[i];
 
 		/* one whose completion waits to be sent is freed when it is sent */
-		if (!t->used || t->done_queued)
+		if (!t->used || t->done_queued ||
+		    target_wait_end(rc, now, t->deadline, t->src, t->src_epoch) == 0)
 			continue;
-		if (now >= t->deadline) {
-			rc->st.rndv_timeouts++;
-		} else if (peer_life_gone(rc->ctx, t->src, t->src_epoch)) {
-			rc->st.stale_requests++;
-		} else {
-			continue;
-		}
 		track_free(rc, t);
 		n++;
 	}

@@ -426,13 +426,7 @@ dt_expire(struct rma_ctx *rc, uint64_t now)
 	for (i = 0; rc->nb_dt_used != 0 && i < RMA_MAX_DT; i++) {
 		struct rma_dt *d = &rc->dt[i];
 
-		if (!d->used)
-			continue;
-		if (now >= d->deadline)
-			rc->st.rndv_timeouts++;
-		else if (peer_life_gone(rc->ctx, d->src, d->src_epoch))
-			rc->st.stale_requests++;
-		else
+		if (!d->used || target_wait_end(rc, now, d->deadline, d->src, d->src_epoch) == 0)
 			continue;
 		slot_free(rc, d);
 		n++;

@@ -3,6 +3,7 @@
 #ifndef AMRMA_RMA_PRIV_H
 #define AMRMA_RMA_PRIV_H
 
+#include <errno.h>
 #include <sys/queue.h>
 
 #include <rte_log.h>
@@ -323,6 +324,27 @@ peer_life_gone(struct amrma_ctx *ctx, struct amrma_ep ep, uint32_t epoch)
 	uint32_t e = amrma_ctx_peer_epoch(ctx, ep, &closed);
 
 	return closed || (e != 0 && e != epoch);
+}
+
+/*
+ * A target's state kept for an initiator's life (a receive, a program slot, a completion
+ * entry): 0 while it may still progress; once it ends, counted, -ETIMEDOUT when the
+ * initiator sent nothing by deadline, -ECONNRESET when that life is gone (what else it
+ * sent will not come: not waited for).
+ */
+static inline int
+target_wait_end(struct rma_ctx *rc, uint64_t now, uint64_t deadline, struct amrma_ep src,
+		uint32_t epoch)
+{
+	if (now >= deadline) {
+		rc->st.rndv_timeouts++;
+		return -ETIMEDOUT;
+	}
+	if (peer_life_gone(rc->ctx, src, epoch)) {
+		rc->st.stale_requests++;
+		return -ECONNRESET;
+	}
+	return 0;
 }
 
 /* The target now owes op a message of its own: remember which life of it does. */

@@ -472,16 +472,13 @@ rndv_expire(struct rma_ctx *rc, uint64_t now)
 	 * initiator's life is gone (no data will come: not waited for) */
 	for (i = 0; rc->nb_rx_used != 0 && i < RMA_MAX_RX; i++) {
 		struct rma_rx *rx = &rc->rx[i];
+		int status;
 
 		if (!rx->used || rx->ref == NULL || rx->complete)
 			continue;
-		if (now >= rx->deadline) {
-			rc->st.rndv_timeouts++;
-			rx_abort(rc, i, -ETIMEDOUT);
-			n++;
-		} else if (peer_life_gone(rc->ctx, rx->src, rx->src_epoch)) {
-			rc->st.stale_requests++;
-			rx_abort(rc, i, -ECONNRESET);
+		status = target_wait_end(rc, now, rx->deadline, rx->src, rx->src_epoch);
+		if (status != 0) {
+			rx_abort(rc, i, status);
 			n++;
 		}
 	}

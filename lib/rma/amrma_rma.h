@@ -160,10 +160,11 @@ enum amrma_rma_event {
 };
 
 /**
- * Completion callback; runs on the context's lcore, inside its poll, sometimes inside the
- * AM reply handler that completed the operation. It may start operations: one refused
- * there (-EPERM: a reply handler sends nothing) fails in the call, and can be started
- * again after the poll. It may not wait (amrma_rma_wait() returns -EPERM).
+ * Completion callback; runs on the context's lcore, inside its poll (or inside the call
+ * that started the operation, or amrma_rma_destroy()), never inside an AM handler: an
+ * operation that a message ends (a pipelined put's completion, a rendezvous cancel) is
+ * finished by the poll hook after the handlers. So it may start operations, as the
+ * next one of a pipeline. It may not wait (amrma_rma_wait() returns -EPERM).
  */
 typedef void (*amrma_rma_cb_t)(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev,
 			       int status);

@@ -353,11 +353,10 @@ put_done_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma
 		return 0;
 	}
 	status = (int)(int64_t)msg->args[1];
+	if (status > 0 || status < -4095)
+		status = -EPROTO;	/* not an errno: failed all the same */
 	op->done_in = true;
-	if (status != 0)
-		op_fail(rc, op, status);	/* stops issuing; finishes when drained */
-	else if (op->in_flight == 0 && op->state == OP_DRAINING)
-		op_finish(rc, op);
+	op_end_later(rc, op, status);	/* a failure stops the issuing now */
 	return 0;
 }
 

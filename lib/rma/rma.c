@@ -203,6 +203,53 @@ op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status
 	}
 }
 
+/*
+ * A one-way message (PUT_DONE, RNDV_CANCEL) ended op, with status when not 0: it is
+ * finished by the poll hook (ops_ended), so that its callback runs outside the AM handler
+ * and may start operations (the AM layer refuses a handler's requests). Each live op is
+ * listed once at most (its handler checks it was not ended before), so the list, as long
+ * as the op table, has room; the op finishes at once should it not.
+ */
+void
+op_end_later(struct rma_ctx *rc, struct rma_op *op, int status)
+{
+	if (status != 0 && op->status == 0)
+		op->status = status;
+	if (op->status != 0 && op->state == OP_ISSUING) {
+		/* failed: no chunk more leaves */
+		TAILQ_REMOVE(&rc->active, op, next);
+		op->state = OP_DRAINING;
+	}
+	if (likely(rc->nb_ended < rc->rma->conf.max_ops)) {
+		rc->ended[rc->nb_ended++] = op_handle(rc, op);
+		return;
+	}
+	if (op->status != 0)
+		op_fail(rc, op, op->status);
+	else if (op->in_flight == 0 && op->state == OP_DRAINING)
+		op_finish(rc, op);
+}
+
+/* hook: finish what op_end_later() listed (an op may have finished or gone since) */
+static int
+ops_ended(struct rma_ctx *rc)
+{
+	uint32_t n = rc->nb_ended, k;
+
+	rc->nb_ended = 0;
+	for (k = 0; k < n; k++) {
+		struct rma_op *op = op_from_handle(rc, rc->ended[k]);
+
+		if (op == NULL || op->state == OP_FINISHING || op->state == OP_COMPLETE)
+			continue;
+		if (op->status != 0)
+			op_fail(rc, op, op->status);
+		else if (op->in_flight == 0 && op->state == OP_DRAINING)
+			op_finish(rc, op);
+	}
+	return (int)n;
+}
+
 void
 op_fail(struct rma_ctx *rc, struct rma_op *op, int status)
 {
@@ -465,6 +512,8 @@ rma_poll_work(struct amrma_ctx *ctx, struct rma_ctx *rc)
 		work += completion_flush(rc);
 	if (rc->nb_rx_done != 0)
 		work += rndv_finish_rx(rc);
+	if (rc->nb_ended != 0)
+		work += ops_ended(rc);
 	{
 		uint64_t now = amrma_ctx_now(ctx);
 
@@ -504,7 +553,8 @@ rma_poll(struct amrma_ctx *ctx, void *arg)
 	struct rma_ctx *rc = arg;
 
 	if (likely(TAILQ_EMPTY(&rc->active) && rc->nb_done == 0 && rc->nb_rx_done == 0 &&
-		   TAILQ_EMPTY(&rc->finishing) && amrma_ctx_now(ctx) < rc->next_scan))
+		   rc->nb_ended == 0 && TAILQ_EMPTY(&rc->finishing) &&
+		   amrma_ctx_now(ctx) < rc->next_scan))
 		return 0;
 	return rma_poll_work(ctx, rc);
 }
@@ -904,8 +954,9 @@ rc_init(struct amrma_rma *rma, struct rma_ctx *rc, struct amrma_ctx *ctx, int so
 	rc->ops = rte_zmalloc_socket(NULL, sizeof(*rc->ops) * rma->conf.max_ops,
 				     RTE_CACHE_LINE_SIZE, socket);
 	rc->free = rte_malloc_socket(NULL, sizeof(*rc->free) * rma->conf.max_ops, 0, socket);
+	rc->ended = rte_malloc_socket(NULL, sizeof(*rc->ended) * rma->conf.max_ops, 0, socket);
 	rc->tags = amrma_tag_engine_create(&tc);
-	if (rc->ops == NULL || rc->free == NULL || rc->tags == NULL ||
+	if (rc->ops == NULL || rc->free == NULL || rc->ended == NULL || rc->tags == NULL ||
 	    completion_init(rc, rma->conf.completion_slots, socket) != 0)
 		return -ENOMEM;
 	for (k = 0; k < rma->conf.max_ops; k++) {
@@ -1118,6 +1169,7 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		if (held == 0)
 			rte_free(rc->ops);
 		rte_free(rc->free);
+		rte_free(rc->ended);
 	}
 	gen_retire(rma, span);
 	rte_free(rma->rc);

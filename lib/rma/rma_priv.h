@@ -162,6 +162,8 @@ struct rma_ctx {
 	struct rma_op_list finishing;	/* ops waiting for their source buffer */
 	uint32_t rx_done[RMA_MAX_RX];	/* received tagged messages to finish */
 	uint32_t nb_rx_done;
+	uint32_t nb_ended;
+	amrma_rma_req_t *ended;		/* ops a one-way message ended: finish on the hook */
 	struct amrma_tag_engine *tags;	/* tagged receives of this context */
 	struct amrma_copy_engine *copy;	/* places received bytes */
 	struct amrma_copy_engine cpu;
@@ -392,6 +394,7 @@ void op_count(struct rma_ctx *rc, uint8_t kind, uint64_t len);
 void op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status);
 int op_issue(struct rma_ctx *rc, struct rma_op *op, bool in_poll);
 void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);
+void op_end_later(struct rma_ctx *rc, struct rma_op *op, int status);
 void op_finish(struct rma_ctx *rc, struct rma_op *op);
 void op_zero_copy_init(struct rma_op *op);
 /*

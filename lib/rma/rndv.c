@@ -668,9 +668,9 @@ cancel_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_a
 	if (id == CANCEL_NO_RX) {
 		op = op_from_handle(rc, msg->args[0]);
 		if (op == NULL || op->kind != OP_PUT || op->state != OP_WAIT_CTS ||
-		    op->dst.node != msg->src.node)
+		    op->status != 0 || op->dst.node != msg->src.node)
 			goto bad;
-		op_fail(rc, op, (int)status);
+		op_end_later(rc, op, (int)status);
 	} else {
 		i = (uint32_t)id;
 		rx = i < RMA_MAX_RX ? &rc->rx[i] : NULL;

@@ -377,8 +377,8 @@ codec_verdict(unsigned int pair, const uint8_t *p, uint16_t len)
 /*
  * The two receivers of a pair are two lives of node 2 (their epochs come from the
  * clock): a frame that names one of them is meant for it alone, the other takes it for
- * one meant for an earlier life of its own. A mutation hits one in 2^32; a fuzzer that
- * sees the epochs compared finds them.
+ * one meant for an earlier life of its own. libFuzzer finds them (it sees the epochs
+ * compared); a mutation would hit one in 2^32.
  */
 static bool
 names_a_receiver(unsigned int pair, const uint8_t *p, uint16_t len)

@@ -3,7 +3,8 @@
  * One frame, two receivers alike in all but this: one gets the frame in one segment, the
  * other in a chain cut where the caller says. Their verdicts (the rx_rejected[] reason
  * counted, or none), the counters that follow from what arrived and what the handlers
- * saw must be the same, and the first verdict the codec's. For test_seg_verdict.
+ * saw must be the same, and the first verdict the codec's. Shared by test_seg_verdict
+ * (meson test) and the libFuzzer target seg_fuzz (-Dfuzz=true with clang).
  *
  * The nodes sit on a transport of the test's own (struct amrma_net_ops) that hands them
  * the frames it is given: no port, no timing. Receivers are node 2 with 4 contexts at UDP

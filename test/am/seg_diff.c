@@ -289,6 +289,17 @@ static const struct {
 };
 #undef CNT
 
+int
+seg_cnt_index(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < SEG_NB_CNT; i++)
+		if (strcmp(cnts[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
 static uint64_t
 cnt_of(const struct amrma_am_stats *st, unsigned int i)
 {

@@ -99,6 +99,8 @@ struct seg_result {
 int seg_rcv_init(void);
 /* Destroy them; returns the delivered mbufs that were not freed (0: none leaked). */
 unsigned int seg_rcv_fini(void);
+/* Where the counter of struct amrma_am_stats called name is in seg_outcome.cnt, or -1. */
+int seg_cnt_index(const char *name);
 /* Handlers run in all by receiver k (0: one segment, 1: split) of a pair. */
 uint64_t seg_rcv_runs(unsigned int pair, unsigned int k);
 

@@ -524,36 +524,46 @@ csum_ok(const struct rte_mbuf *m)
 	return (m->ol_flags & mask) == (RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD);
 }
 
-/* *linear: the view's pointers cover every message (one segment, or a copy of all). */
+/*
+ * *linear: the view's pointers cover every message (one segment, or a copy of all).
+ * A frame in segments gets the verdict it would get in one (test_seg_verdict).
+ */
 static enum amrma_wire_err
 parse_mbuf(struct amrma_ctx *ctx, struct rte_mbuf *m, bool trusted,
 	   struct amrma_wire_view *v, bool *linear)
 {
 	const struct amrma_wire_rx_params *rxp =
 		(trusted || csum_ok(m)) ? &ctx->rxp_nocsum : &ctx->rxp;
-	const void *p = rte_pktmbuf_mtod(m, const void *);
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_pkt_len(m), hlen = rte_pktmbuf_data_len(m);
 	const struct rte_ipv4_hdr *ip;
 	enum amrma_wire_err err;
 
 	*linear = m->nb_segs == 1;
 	if (*linear)
-		return amrma_wire_parse(p, rte_pktmbuf_data_len(m), rxp, v);
-	if (rte_pktmbuf_data_len(m) >= AMRMA_WIRE_HDR_LEN &&
-	    (amrma_wire_hdr_of((void *)(uintptr_t)p)->flags & AMRMA_WIRE_F_MORE)) {
-		/* a coalesced frame the port split into segments: parse a copy of it */
-		if (rte_pktmbuf_pkt_len(m) > sizeof(ctx->scratch))
-			return AMRMA_WIRE_ERR_BAD_LENGTH;
-		p = rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), ctx->scratch);
-		*linear = true;
-		return amrma_wire_parse(p, rte_pktmbuf_pkt_len(m), rxp, v);
+		return amrma_wire_parse(p, hlen, rxp, v);
+	if (unlikely(hlen < RTE_MIN(len, (uint32_t)sizeof(ctx->hdr_copy)))) {
+		/* the first segment ends inside the headers or arguments (a port's small RX
+		 * buffers): they are read from a copy, which the view's args point into */
+		hlen = RTE_MIN(len, (uint32_t)sizeof(ctx->hdr_copy));
+		p = rte_pktmbuf_read(m, 0, hlen, ctx->hdr_copy);
 	}
-	err = amrma_wire_parse_hdr(p, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), rxp, v);
+	if (hlen >= AMRMA_WIRE_HDR_LEN &&
+	    (amrma_wire_hdr_of((void *)(uintptr_t)p)->flags & AMRMA_WIRE_F_MORE)) {
+		/* a coalesced frame the port split into segments: parse a copy of it. What
+		 * lies past the longest datagram is padding, which the codec ignores */
+		len = RTE_MIN(len, (uint32_t)sizeof(ctx->scratch));
+		p = rte_pktmbuf_read(m, 0, len, ctx->scratch);
+		*linear = true;
+		return amrma_wire_parse(p, len, rxp, v);
+	}
+	err = amrma_wire_parse_hdr(p, hlen, len, rxp, v);
 	if (err != AMRMA_WIRE_OK || rxp->skip_csum)
 		return err;
-	ip = (const void *)((const uint8_t *)p + sizeof(struct rte_ether_hdr));
+	ip = (const void *)(p + sizeof(struct rte_ether_hdr));
 	if (((const struct rte_udp_hdr *)(ip + 1))->dgram_cksum == 0)
 		return rxp->require_csum ? AMRMA_WIRE_ERR_BAD_UDP_CSUM : AMRMA_WIRE_OK;
-	if (frame_udp_sum(m) != 0xffff)
+	if (frame_udp_sum(m, ip) != 0xffff)
 		return AMRMA_WIRE_ERR_BAD_UDP_CSUM;
 	return AMRMA_WIRE_OK;
 }

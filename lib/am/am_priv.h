@@ -179,8 +179,15 @@ struct amrma_ctx {
 	 * end, with the other large arrays: the fields above keep their cache lines.
 	 */
 	struct rte_mbuf *reply_spare[AMRMA_WIRE_MAX_BUNDLE];
-	/* payloads split across segments; whole coalesced frames that arrived in several */
-	uint8_t scratch[AMRMA_WIRE_HDR_LEN + 8 * AMRMA_WIRE_MAX_ARGS + AMRMA_WIRE_MAX_PAYLOAD];
+	/*
+	 * Payloads split across segments; coalesced frames that arrived in several, whole:
+	 * as long as an IPv4 datagram can be, so that one gets the verdict it would get in
+	 * one segment (an MTU over 9132 makes them longer than a frame of one message).
+	 */
+	uint8_t scratch[RTE_ETHER_HDR_LEN + UINT16_MAX];
+	/* headers and arguments of a frame whose first segment ends inside them (the
+	 * codec reads 2-byte aligned buffers) */
+	uint8_t hdr_copy[AMRMA_WIRE_HDR_LEN + 8 * AMRMA_WIRE_MAX_ARGS] __rte_aligned(8);
 } __rte_cache_aligned;
 
 struct handler_ent {
@@ -265,7 +272,7 @@ struct rte_mbuf *frame_alloc_chain(struct amrma_ctx *ctx, const struct channel *
 				   const struct amrma_wire_fields *f, const uint64_t *args,
 				   struct rte_mbuf *payload);
 /* UDP checksum of a frame in segments: see frame.c */
-uint16_t frame_udp_sum(const struct rte_mbuf *m);
+uint16_t frame_udp_sum(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip);
 void frame_set_dst_epoch(const struct amrma_ctx *ctx, uint8_t *frame, struct rte_mbuf *m,
 			 size_t len, uint32_t epoch);
 void frame_finalize(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m,

@@ -11,33 +11,30 @@
 
 /*
  * The folded UDP sum (pseudo header, header, payload; native byte order, as
- * amrma_wire_sum()) of a frame in segments: 0xffff when its checksum is right. A segment
- * that starts at an odd offset of the datagram holds its bytes in the other halves of
- * the words: its sum is folded, then swapped. DPDK 22.11's rte_raw_cksum_mbuf() swaps
- * the sum unfolded, losing its carries: it refused about half the valid frames split at
- * an odd offset, and took about one corrupted such frame in a thousand.
+ * amrma_wire_sum()) of a frame in segments: 0xffff when its checksum is right. ip is the
+ * frame's IPv4 header, followed by its UDP header: in the first segment, or a copy where
+ * that segment ends before them. A segment that starts at an odd offset of the datagram
+ * holds its bytes in the other halves of the words: its sum is folded, then swapped.
+ * DPDK 22.11's rte_raw_cksum_mbuf() swaps the sum unfolded, losing its carries: it
+ * refused about half the valid frames split at an odd offset, and took about one
+ * corrupted such frame in a thousand.
  */
 uint16_t
-frame_udp_sum(const struct rte_mbuf *m)
+frame_udp_sum(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip)
 {
-	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
-								sizeof(struct rte_ether_hdr));
 	const struct rte_udp_hdr *udp = (const void *)(ip + 1);
 	uint32_t off = sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr);
 	uint32_t len = rte_be_to_cpu_16(udp->dgram_len), done = 0;
 	uint64_t sum = amrma_wire_phdr_sum(ip, udp);
 
+	/* the datagram starts in a later segment when the first ends before it */
+	for (; m != NULL && off >= m->data_len; m = m->next)
+		off -= m->data_len;
 	for (; m != NULL && done < len; m = m->next, off = 0) {
-		uint32_t n;
-		uint16_t s;
+		uint32_t n = RTE_MIN((uint32_t)m->data_len - off, len - done);
+		uint16_t s = amrma_wire_fold(amrma_wire_sum(rte_pktmbuf_mtod_offset(m,
+						const uint8_t *, off), n, 0));
 
-		if (off >= m->data_len) {
-			off -= m->data_len;
-			continue;
-		}
-		n = RTE_MIN((uint32_t)m->data_len - off, len - done);
-		s = amrma_wire_fold(amrma_wire_sum(rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
-						   n, 0));
 		sum += (done & 1) ? rte_bswap16(s) : s;
 		done += n;
 	}
@@ -48,12 +45,13 @@ frame_udp_sum(const struct rte_mbuf *m)
 static void
 frame_udp_csum_set(struct rte_mbuf *m)
 {
-	struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
-		sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+							  sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (void *)(ip + 1);
 	uint16_t cksum;
 
 	udp->dgram_cksum = 0;
-	cksum = (uint16_t)~frame_udp_sum(m);
+	cksum = (uint16_t)~frame_udp_sum(m, ip);
 	udp->dgram_cksum = cksum == 0 ? 0xffff : cksum;
 }
 

@@ -27,8 +27,12 @@ leave_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 {
 	uint8_t k;
 
-	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
+	/* only a request says that a peer leaves: a one-way message or a reply naming this
+	 * handler (tok 0) is ignored. It has no channel in ctx->tok_ch, a request's: NULL
+	 * before the first, an earlier request's after it */
+	if (tok == 0)
+		return 0;
 	ctx->st.peers_left++;
 	/* not now: the answer (the automatic reply) must reach the port first. Every
 	 * channel to that node is marked, so peers leaving in one poll are all handled */

@@ -117,16 +117,24 @@ struct target {
 	uint32_t n;
 };
 
-/* Two nodes of one context each, default configuration, echo handlers, a fresh load. */
+/* nb_nodes nodes of nb_q contexts each (conf c, NULL: h_conf()), echo handlers, a fresh load */
 static void
-echo_pair(struct harness *h)
+echo_nodes(struct harness *h, unsigned int nb_nodes, unsigned int nb_q,
+	   const struct amrma_node_conf *c)
 {
-	struct amrma_node_conf c;
-
-	h_conf(&c);
-	assert_int_equal(h_create(h, 2, 1, &c), 0);
+	assert_int_equal(h_create(h, nb_nodes, nb_q, c), 0);
 	register_all(h);
 	memset(&L, 0, sizeof(L));
+}
+
+/* h_conf() with timers that declare a silent peer dead within milliseconds */
+static void
+fast_death_conf(struct amrma_node_conf *c, uint32_t rto_max_us, uint32_t max_retries)
+{
+	h_conf(c);
+	c->rto_us = 500;
+	c->rto_max_us = rto_max_us;
+	c->max_retries = max_retries;
 }
 
 static bool
@@ -222,6 +230,16 @@ check_exactly_once(uint32_t n)
 	}
 }
 
+/* run_load(), and every request it issued ran exactly once; returns how many */
+static uint32_t
+load_exactly_once(struct harness *h, uint32_t per_pair, unsigned int timeout_ms)
+{
+	uint32_t n = run_load(h, per_pair, timeout_ms);
+
+	check_exactly_once(n);
+	return n;
+}
+
 static bool
 no_mbufs_held(void *arg)
 {
@@ -245,11 +263,9 @@ test_two_nodes(void **state)
 	uint32_t n;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
-	register_all(&h);
-	n = run_load(&h, 2000, 20000);
+	echo_nodes(&h, 2, 1, NULL);
+	n = load_exactly_once(&h, 2000, 20000);
 	assert_int_equal(n, 4000);
-	check_exactly_once(n);
 	for (unsigned int i = 0; getenv("AMRMA_TEST_VERBOSE") && i < 2; i++) {
 		amrma_node_stats_get(h.n[i].node, &st);
 		amrma_am_stats_foreach(&st, print_stat, &i);
@@ -299,21 +315,19 @@ test_split_frames_checksum(void **state)
 	uint32_t n;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	for (i = 0; i < 2; i++) {
 		h_faults(&h, i, 0, 0, 0, 0, 1000 + i);
 		h.n[i].fault.split_pct = 100;
 	}
-	n = run_load(&h, 500, 20000);
-	check_exactly_once(n);
+	n = load_exactly_once(&h, 500, 20000);
 	assert_true(h.n[0].fault.split + h.n[1].fault.split >= n);
 	if (csum_rejects(&h) != 0)
 		fail_msg("%" PRIu64 " valid split frames refused", csum_rejects(&h));
 	/* now a bit flipped in every third frame: all of those refused, none taken */
 	for (i = 0; i < 2; i++)
 		h.n[i].fault.corrupt_pct = 33;
-	n = run_load(&h, 2000, 60000);
-	check_exactly_once(n);
+	load_exactly_once(&h, 2000, 60000);
 	for (i = 0; i < 2; i++)
 		h.n[i].fault.corrupt_pct = h.n[i].fault.split_pct = 0;
 	quiesce_and_destroy(&h);
@@ -337,7 +351,7 @@ test_request_mbuf_odd_segments(void **state)
 	unsigned int k, at = 0;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	args[0] = 0;
 	args[1] = fill(buf, 0, 740);
 	for (k = 0; k < RTE_DIM(lens); k++) {
@@ -376,9 +390,8 @@ test_csum_modes(void **state)
 	assert_false(amrma_node_csum(h.n[0].node));
 	assert_false(amrma_node_csum(h.n[1].node));
 	register_all(&h);
-	n = run_load(&h, 500, 20000);
+	n = load_exactly_once(&h, 500, 20000);
 	assert_int_equal(n, 1000);
-	check_exactly_once(n);
 	amrma_node_stats_get(h.n[1].node, &s1);
 	assert_int_equal(s1.requests_handled, 500);
 
@@ -431,11 +444,9 @@ test_three_nodes_many_contexts(void **state)
 	uint32_t n;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h, 3, 3, NULL), 0);
-	register_all(&h);
-	n = run_load(&h, 300, 30000);
+	echo_nodes(&h, 3, 3, NULL);
+	n = load_exactly_once(&h, 300, 30000);
 	assert_int_equal(n, 3 * 2 * 3 * 3 * 300);
-	check_exactly_once(n);
 	for (i = 0; i < 3; i++) {
 		amrma_node_stats_get(h.n[i].node, &st);
 		redirected += st.redirected;
@@ -456,13 +467,11 @@ test_faults(void **state)
 	uint32_t n;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h, 3, 2, NULL), 0);
-	register_all(&h);
+	echo_nodes(&h, 3, 2, NULL);
 	for (i = 0; i < 3; i++)
 		h_faults(&h, i, 5, 3, 5, 2, seed + i);
-	n = run_load(&h, 200, 60000);
+	n = load_exactly_once(&h, 200, 60000);
 	assert_int_equal(n, 3 * 2 * 2 * 2 * 200);
-	check_exactly_once(n);
 	memset(&sum, 0, sizeof(sum));
 	for (i = 0; i < 3; i++) {
 		amrma_node_stats_get(h.n[i].node, &st);
@@ -511,14 +520,12 @@ coalesce_run(unsigned int coalesce_frame, unsigned int split_pct, struct amrma_a
 
 	h_conf(&c);
 	c.coalesce_frame = (uint16_t)coalesce_frame;
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
+	echo_nodes(&h, 2, 1, &c);
 	if (split_pct) {
 		h_faults(&h, 0, 0, 0, 0, 0, 0x5917);
 		h_faults(&h, 1, 0, 0, 0, 0, 0x5918);
 		h.n[0].fault.split_pct = h.n[1].fault.split_pct = split_pct;
 	}
-	memset(&L, 0, sizeof(L));
 	for (i = 0; i < n; i++) {
 		args[0] = i;
 		args[1] = fill(buf, i, sizeof(buf));
@@ -589,7 +596,7 @@ test_idle_channel_at_once(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	amrma_ctx_stats_get(h_ctx(&h, 0, 0), &before);
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL, 0,
 					  load_done, (void *)(uintptr_t)0), 0);
@@ -777,12 +784,10 @@ test_send(void **state)
 	int ret;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
-	register_all(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	amrma_am_register(h.n[1].node, H_SINK, sink_handler, NULL);
 	h_faults(&h, 0, 5, 3, 5, 2, 0x5e4d);
 	h_faults(&h, 1, 5, 3, 5, 2, 0x5e4e);
-	memset(&L, 0, sizeof(L));
 	sink_reply_ret = 0;
 	for (i = 0; i < t.n; i++) {
 		uint16_t len = (uint16_t)(i % 3 == 0 ? 0 : 1 + i % sizeof(buf));
@@ -827,10 +832,7 @@ test_send(void **state)
 	quiesce_and_destroy(&h);
 
 	/* a peer that stops answering: the sends fail, nothing stays held */
-	h_conf(&c);
-	c.rto_us = 500;
-	c.rto_max_us = 2000;
-	c.max_retries = 5;
+	fast_death_conf(&c, 2000, 5);
 	assert_int_equal(h_create(&h, 2, 1, &c), 0);
 	amrma_am_register(h.n[1].node, H_SINK, sink_handler, NULL);
 	memset(&L, 0, sizeof(L));
@@ -862,13 +864,8 @@ test_dead_peer(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	h_conf(&c);
-	c.rto_us = 500;
-	c.rto_max_us = 2000;
-	c.max_retries = 5;
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
-	memset(&L, 0, sizeof(L));
+	fast_death_conf(&c, 2000, 5);
+	echo_nodes(&h, 2, 1, &c);
 	h.n[1].frozen = true;
 	t0 = rte_get_tsc_cycles();
 	for (i = 0; i < 10; i++) {
@@ -927,9 +924,7 @@ inline_retransmit(uint16_t tx_inline_max)
 	/* no retransmission while the mbufs are counted (they would be in flight) */
 	c.rto_us = 100000;
 	c.rto_max_us = 200000;
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
-	memset(&L, 0, sizeof(L));
+	echo_nodes(&h, 2, 1, &c);
 	h_faults(&h, 1, 0, 0, 0, 0, 1);
 	h.n[1].fault.blackhole = true;
 	for (id = 0; id < n_small; id++) {
@@ -983,13 +978,8 @@ test_peer_dies_after_ack(void **state)
 	uint64_t args[2] = { 7, 0 };
 
 	RTE_SET_USED(state);
-	h_conf(&c);
-	c.rto_us = 500;
-	c.rto_max_us = 1000;
-	c.max_retries = 3;
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
-	memset(&L, 0, sizeof(L));
+	fast_death_conf(&c, 1000, 3);
+	echo_nodes(&h, 2, 1, &c);
 	/* the request reaches node 1, then node 0 hears nothing more from it */
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL, 0,
 					  load_done, (void *)(uintptr_t)7), 0);
@@ -1101,8 +1091,7 @@ test_rules(void **state)
 	int want;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
-	register_all(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	for (unsigned int i = 0; i < 2; i++) {
 		amrma_am_register(h.n[i].node, H_RULES, rules_handler, NULL);
 		amrma_am_register(h.n[i].node, H_RULES_REPLY, rules_reply_handler, NULL);
@@ -1110,7 +1099,6 @@ test_rules(void **state)
 		amrma_am_register(h.n[i].node, H_NOTHING, nothing_handler, NULL);
 	}
 	memset(&R, 0, sizeof(R));
-	memset(&L, 0, sizeof(L));
 
 	/* reply outside any handler */
 	assert_int_equal(amrma_am_reply(h_ctx(&h, 0, 0), 1, H_RULES_REPLY, &a, 1, NULL, 0, 0),
@@ -1198,7 +1186,7 @@ test_blocked_port_is_idle(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	cb = rte_eth_add_tx_callback(h.n[0].port, 0, cap_tx, NULL);
 	assert_non_null(cb);
 	tx_cap = 0;
@@ -1251,9 +1239,7 @@ test_tx_queue_keeps_order(void **state)
 	 * retransmit or a duplicate, not as a slow success */
 	c.rto_us = 1000000;
 	c.rto_max_us = 2000000;
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
-	memset(&L, 0, sizeof(L));
+	echo_nodes(&h, 2, 1, &c);
 	ctx = h_ctx(&h, 0, 0);
 	cb = rte_eth_add_tx_callback(h.n[0].port, 0, cap_tx, NULL);
 	assert_non_null(cb);
@@ -1305,9 +1291,7 @@ test_backpressure(void **state)
 	RTE_SET_USED(state);
 	h_conf(&c);
 	c.max_ops = 100;
-	assert_int_equal(h_create(&h, 2, 1, &c), 0);
-	register_all(&h);
-	memset(&L, 0, sizeof(L));
+	echo_nodes(&h, 2, 1, &c);
 	while ((ret = amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, a, 2, NULL, 0, load_done,
 				       (void *)(uintptr_t)ok)) == 0) {
 		ok++;
@@ -1328,13 +1312,10 @@ test_peer_restart(void **state)
 {
 	struct harness h;
 	struct amrma_am_stats st;
-	uint32_t n;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h, 2, 2, NULL), 0);
-	register_all(&h);
-	n = run_load(&h, 100, 20000);
-	check_exactly_once(n);
+	echo_nodes(&h, 2, 2, NULL);
+	load_exactly_once(&h, 100, 20000);
 	/* node 1 dies with requests of its own in flight, then comes back */
 	{
 		struct amrma_ep ep = { .node = 0, .ctx = 1 };
@@ -1366,8 +1347,7 @@ test_peer_restart(void **state)
 		/* well before the retransmit budget would have run out */
 		assert_true((rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz() < 50);
 	}
-	n = run_load(&h, 100, 20000);
-	check_exactly_once(n);
+	load_exactly_once(&h, 100, 20000);
 	amrma_node_stats_get(h.n[0].node, &st);
 	assert_int_equal(st.peer_restarts, 2);	/* once per context of node 0 */
 	assert_int_equal(st.peers_dead, 0);
@@ -1410,6 +1390,28 @@ speak_to(struct harness *h, unsigned int from, unsigned int to)
 }
 
 /*
+ * Two echo nodes that met, then node 1 hangs (hang) or hears nothing more, and node 0
+ * sends it a request that its callback (retry_done) issues again once when it fails.
+ */
+static void
+retry_request(struct harness *h, bool hang)
+{
+	uint64_t a[2] = { 7, 0 };
+
+	echo_nodes(h, 2, 1, NULL);
+	speak_to(h, 0, 1);	/* node 0 knows node 1's first life */
+	retry_status[0] = retry_status[1] = 1;
+	nb_retry_done = 0;
+	if (hang)
+		h->n[1].frozen = true;
+	else
+		h_faults(h, 1, 100, 0, 0, 0, 1);
+	assert_int_equal(amrma_am_request(h_ctx(h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
+					  a, 2, NULL, 0, retry_done, (void *)0), 0);
+	h_run_for(h, 2);
+}
+
+/*
  * A peer restarts with a request of ours in flight: the request fails with -ECONNRESET,
  * and its callback issues it again, to the peer's new life. Callbacks may issue requests;
  * this one ran while the channel was being reset. Before, its frame was queued in the old
@@ -1420,24 +1422,13 @@ static void
 test_retry_from_reset_callback(void **state)
 {
 	struct harness h;
-	uint64_t a[2] = { 7, 0 };
-	uint64_t end;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
-	speak_to(&h, 0, 1);	/* node 0 knows node 1's first life */
-	retry_status[0] = retry_status[1] = 1;
-	nb_retry_done = 0;
-	h.n[1].frozen = true;
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
-					  a, 2, NULL, 0, retry_done, (void *)0), 0);
-	h_run_for(&h, 2);
+	retry_request(&h, true);
 	assert_int_equal(h_restart_node(&h, 1), 0);
 	register_all(&h);
 	h.n[1].frozen = false;
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
-	while (nb_retry_done < 2 && rte_get_tsc_cycles() < end)
-		h_step(&h);
+	H_UNTIL(nb_retry_done >= 2, 1000, h_step(&h));
 	assert_int_equal(retry_status[0], -ECONNRESET);
 	assert_int_equal(nb_retry_done, 2);
 	assert_int_equal(retry_status[1], 0);
@@ -1454,24 +1445,13 @@ static void
 test_retry_from_leave_callback(void **state)
 {
 	struct harness h;
-	uint64_t a[2] = { 7, 0 };
-	uint64_t end;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
-	speak_to(&h, 0, 1);
-	retry_status[0] = retry_status[1] = 1;
-	nb_retry_done = 0;
-	/* node 1 hears nothing more: node 0's request stays unanswered */
-	h_faults(&h, 1, 100, 0, 0, 0, 1);
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, H_ECHO,
-					  a, 2, NULL, 0, retry_done, (void *)0), 0);
-	h_run_for(&h, 2);
+	/* node 0's request stays unanswered */
+	retry_request(&h, false);
 	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
 					  AMRMA_AM_H_LEAVE, NULL, 0, NULL, 0, load_done, NULL), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz();
-	while (nb_retry_done < 1 && rte_get_tsc_cycles() < end)
-		h_step(&h);
+	H_UNTIL(nb_retry_done >= 1, 1000, h_step(&h));
 	h_run_for(&h, 20);
 	assert_int_equal(nb_retry_done, 1);
 	assert_int_equal(retry_status[0], -ECONNRESET);
@@ -1494,7 +1474,7 @@ leave_after_reply(bool quiesce)
 	struct target t = { .n = 1 };
 	uint64_t args[2] = { 1, 0 };
 
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), ep, H_ECHO, args, 2, NULL, 0,
 					  load_done, (void *)(uintptr_t)1), 0);
 	assert_true(h_run_until(&h, all_done, &t, 2000));
@@ -1527,7 +1507,7 @@ test_quiesce(void **state)
 	assert_int_equal(leave_after_reply(true), 0);
 
 	/* a peer that never answers: the wait ends at the timeout */
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	assert_int_equal(amrma_node_quiesce(h.n[0].node, 0), 0);	/* nothing sent yet */
 	h.n[1].frozen = true;
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), ep, H_ECHO, args, 2, NULL, 0,
@@ -1621,7 +1601,7 @@ load_then_leave(struct harness *h, uint32_t per_pair, uint64_t left, uint64_t pa
 {
 	struct amrma_am_stats st;
 
-	check_exactly_once(run_load(h, per_pair, 5000));
+	load_exactly_once(h, per_pair, 5000);
 	assert_int_equal(leave_concurrently(h, 1), 0);
 	amrma_node_stats_get(h->n[0].node, &st);
 	assert_int_equal(st.peers_left, left);
@@ -1632,16 +1612,13 @@ load_then_leave(struct harness *h, uint32_t per_pair, uint64_t left, uint64_t pa
 static void
 test_leave(void **state)
 {
-	struct amrma_node_conf c;
 	struct amrma_am_stats st;
 	struct harness h;
 	unsigned int q, waiting;
 	uint64_t t0, ms;
 
 	RTE_SET_USED(state);
-	h_conf(&c);
-	assert_int_equal(h_create(&h, 2, 2, &c), 0);
-	register_all(&h);
+	echo_nodes(&h, 2, 2, NULL);
 	/* node 0's port behaves like net_memif: its link goes with its one peer */
 	h.n[0].dev.link_per_peer = true;
 	assert_int_equal(amrma_am_register(h.n[0].node, AMRMA_AM_H_LEAVE, echo_handler, NULL),
@@ -1728,15 +1705,12 @@ test_two_leave_at_once(void **state)
 {
 	struct amrma_ep to0 = { .node = 0, .ctx = 0 };
 	uint64_t args[2] = { 0, 0 };	/* echo_handler: no payload asked */
-	struct amrma_node_conf c;
 	struct amrma_am_stats st;
 	struct harness h;
 	uint16_t i;
 
 	RTE_SET_USED(state);
-	h_conf(&c);
-	assert_int_equal(h_create(&h, 3, 2, &c), 0);
-	register_all(&h);
+	echo_nodes(&h, 3, 2, NULL);
 	speak_to(&h, 0, 1);
 	/* node 0's context 0 hears from node 2's context 0 only */
 	memset(&L, 0, sizeof(L));
@@ -1784,7 +1758,7 @@ test_leave_errors(void **state)
 	uint32_t sid;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	/* nobody heard from: nothing to ask */
 	assert_int_equal(amrma_node_leave(h.n[1].node, 0), 0);
 	/* not from inside a poll */
@@ -1823,14 +1797,11 @@ test_leave_errors(void **state)
 static void
 test_leave_again_after_timeout(void **state)
 {
-	struct amrma_node_conf c;
 	struct amrma_am_stats st;
 	struct harness h;
 
 	RTE_SET_USED(state);
-	h_conf(&c);
-	assert_int_equal(h_create(&h, 2, 2, &c), 0);
-	register_all(&h);
+	echo_nodes(&h, 2, 2, NULL);
 	speak_to(&h, 1, 0);
 	h.n[0].frozen = true;
 	assert_int_equal(amrma_node_leave(h.n[1].node, 20000), -ETIMEDOUT);
@@ -1886,7 +1857,7 @@ test_restart_retransmit_names_life(void **state)
 	uint64_t a[2] = { 1, 0 };
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	memset(rv_called, 0, sizeof(rv_called));
 	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
 					  H_ECHO, a, 2, NULL, 0, rv_done, (void *)1), 0);
@@ -1950,7 +1921,7 @@ test_open_reply_in_small_mbuf(void **state)
 	uint64_t a[1] = { 0 };
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	small = rte_pktmbuf_pool_create("am_small", 1023, 0, 0, RTE_PKTMBUF_HEADROOM + 320,
 					SOCKET_ID_ANY);
 	assert_non_null(small);
@@ -2022,7 +1993,7 @@ test_reply_with_pool_empty(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	amrma_am_register(h.n[1].node, H_KEEP, hoard_handler, NULL);
 	memset(rv_called, 0, sizeof(rv_called));
 	nb_hoard = 0;
@@ -2067,7 +2038,7 @@ test_nested_poll_refused(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	echo_pair(&h);
+	echo_nodes(&h, 2, 1, NULL);
 	amrma_am_register(h.n[1].node, H_NESTED, nested_poll_handler, NULL);
 	memset(rv_called, 0, sizeof(rv_called));
 	nested_ret[0] = nested_ret[1] = 1;

@@ -24,6 +24,7 @@
 #include "amrma_am.h"
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_nodes.h"
 
 
 static volatile int in_hook;	/* 1: the service sleeps in the hook; 2: it came back */
@@ -133,10 +134,7 @@ count_done(struct amrma_ctx *ctx, void *arg, int status)
 static void
 step_until(struct harness *h, volatile int *count, int want)
 {
-	uint64_t end = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
-
-	while (*count < want && rte_get_tsc_cycles() < end)
-		h_step(h);
+	H_UNTIL(*count >= want, 5000, h_step(h));
 	assert_int_equal(*count, want);
 }
 
@@ -151,49 +149,44 @@ static void
 test_rma_destroy_waits_for_progress_service(void **state)
 {
 	static uint8_t mem[4096];
-	struct amrma_region *reg;
-	struct amrma_rma *rma;
-	struct harness h;
+	struct h_rma p;
 	volatile int done = 0;
-	uint64_t key, a[4], end;
+	uint64_t a[4];
 	uint32_t id;
 
 	RTE_SET_USED(state);
 	in_release = 0;
 	rma_gone = 0;
 	after_destroy = 0;
-	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
-	assert_int_equal(amrma_rma_create(h.n[1].node, NULL, &rma), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, sizeof(mem),
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(h_rma_create(&p, 2, 1, NULL, NULL, H_RMA_NODE(1)), 0);
+	assert_int_equal(h_rma_register(&p, mem, sizeof(mem), AMRMA_REGION_WRITE), 0);
 	/* a rendezvous put's request waits in node 1's RMA queue, holding the region */
-	a[0] = key;
+	a[0] = p.key;
 	a[1] = 0;
 	a[2] = 64;
 	a[3] = UINT64_C(1) << 63;
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+	assert_int_equal(amrma_am_request(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_RTS, a, 4, NULL, 0, count_done, (void *)(uintptr_t)&done), 0);
-	step_until(&h, &done, 1);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, slow_release,
-						 NULL), 1);
+	step_until(&p.h, &done, 1);
+	assert_int_equal(h_rma_deregister(&p, slow_release, NULL), 1);
 	/* its initiator restarts and speaks to node 1: the request is stale, to be dropped */
-	assert_int_equal(h_restart_node(&h, 0), 0);
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
+	assert_int_equal(amrma_am_request(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, (void *)(uintptr_t)&done), 0);
-	step_until(&h, &done, 2);
+	step_until(&p.h, &done, 2);
 	/* node 1's progress engine runs on the service lcore and drops it */
-	assert_int_equal(amrma_rma_service_register(rma, &id), 0);
+	assert_int_equal(amrma_rma_service_register(p.r[1], &id), 0);
 	assert_int_equal(rte_service_map_lcore_set(id, H_SVC_LCORE, 1), 0);
 	assert_int_equal(rte_service_runstate_set(id, 1), 0);
-	end = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
-	while (in_release != 1 && rte_get_tsc_cycles() < end)
-		rte_pause();
+	H_UNTIL(in_release == 1, 5000, rte_pause());
 	assert_int_equal(in_release, 1);
-	amrma_rma_destroy(rma);
+	/* by hand: this destroy is what the test is about */
+	amrma_rma_destroy(p.r[1]);
+	p.r[1] = NULL;
 	rma_gone = 1;
 	assert_int_equal(in_release, 2);
 	assert_int_equal(after_destroy, 0);
-	h_destroy(&h);
+	h_rma_destroy(&p);
 }
 
 int

@@ -232,3 +232,15 @@ check_pt(struct pt *p, uint64_t count, uint64_t *rng, bool deep)
 	free(ser2);
 	free(map);
 }
+
+struct amrma_dgsrm_side
+side_of(const struct amrma_dgsp_type *t, const void *addr, uint64_t count)
+{
+	struct amrma_dgsrm_side s = {
+		.prog = amrma_dgsp_type_program(t),
+		.addr = (uint64_t)(uintptr_t)addr,
+		.count = count,
+	};
+
+	return s;
+}

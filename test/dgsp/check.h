@@ -14,4 +14,8 @@ void check_bounds(const struct pt *p);
  */
 void check_pt(struct pt *p, uint64_t count, uint64_t *rng, bool deep);
 
+/* The side of a DGSRM transfer: count elements of type t at addr. */
+struct amrma_dgsrm_side side_of(const struct amrma_dgsp_type *t, const void *addr,
+				uint64_t count);
+
 #endif

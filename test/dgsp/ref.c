@@ -150,38 +150,42 @@ ref_blocks(struct rmap *out, uint32_t n, const uint64_t *bl, uint64_t bl1,
 	return true;
 }
 
+/*
+ * Strided blocks: c blocks of bl elements of old, stride bytes apart, or stride extents
+ * of old apart (in_ext: the offsets are counted in extents, then scaled).
+ */
+static bool
+ref_strided(struct rmap *out, uint64_t c, uint64_t bl, int64_t stride,
+		bool in_ext, struct pt *old)
+{
+	int64_t ext = rext(&old->m);
+	int64_t unit = in_ext ? 1 : ext, scale = in_ext ? ext : 1;
+	uint64_t i, j;
+
+	for (i = 0; i < c; i++)
+		for (j = 0; j < bl; j++)
+			if (!rmap_append(out, &old->m,
+					((int64_t)i * stride + (int64_t)j * unit) * scale))
+				return false;
+	return true;
+}
+
 struct pt *
 pt_hvector(uint64_t c, uint64_t bl, int64_t stride, struct pt *old)
 {
 	struct pt *p = pt_new();
-	int64_t ext = rext(&old->m);
-	bool ok = true;
-	uint64_t i, j;
-	int rc;
+	int rc = amrma_dgsp_type_hvector(c, bl, stride, old->t, &p->t);
 
-	rc = amrma_dgsp_type_hvector(c, bl, stride, old->t, &p->t);
-	for (i = 0; i < c && ok; i++)
-		for (j = 0; j < bl && ok; j++)
-			ok = rmap_append(&p->m, &old->m,
-					(int64_t)i * stride + (int64_t)j * ext);
-	return pt_done(p, rc, ok);
+	return pt_done(p, rc, ref_strided(&p->m, c, bl, stride, false, old));
 }
 
 struct pt *
 pt_vector(uint64_t c, uint64_t bl, int64_t stride, struct pt *old)
 {
 	struct pt *p = pt_new();
-	int64_t ext = rext(&old->m);
-	bool ok = true;
-	uint64_t i, j;
-	int rc;
+	int rc = amrma_dgsp_type_vector(c, bl, stride, old->t, &p->t);
 
-	rc = amrma_dgsp_type_vector(c, bl, stride, old->t, &p->t);
-	for (i = 0; i < c && ok; i++)
-		for (j = 0; j < bl && ok; j++)
-			ok = rmap_append(&p->m, &old->m,
-					((int64_t)i * stride + (int64_t)j) * ext);
-	return pt_done(p, rc, ok);
+	return pt_done(p, rc, ref_strided(&p->m, c, bl, stride, true, old));
 }
 
 struct pt *

@@ -113,19 +113,11 @@ one_case(struct pt *a, struct pt *b, uint64_t ca, uint64_t cb, uint64_t *rng,
 
 	/* Pull: master is the source; push: master is the destination. */
 	if (mode == AMRMA_DGSRM_PULL) {
-		ms.prog = amrma_dgsp_type_program(a->t);
-		ms.addr = (uint64_t)(uintptr_t)sa.base;
-		ms.count = ca;
-		ws.prog = amrma_dgsp_type_program(b->t);
-		ws.addr = (uint64_t)(uintptr_t)db.base;
-		ws.count = cb;
+		ms = side_of(a->t, sa.base, ca);
+		ws = side_of(b->t, db.base, cb);
 	} else {
-		ms.prog = amrma_dgsp_type_program(b->t);
-		ms.addr = (uint64_t)(uintptr_t)db.base;
-		ms.count = cb;
-		ws.prog = amrma_dgsp_type_program(a->t);
-		ws.addr = (uint64_t)(uintptr_t)sa.base;
-		ws.count = ca;
+		ms = side_of(b->t, db.base, cb);
+		ws = side_of(a->t, sa.base, ca);
 	}
 	ops.attach = fake_attach;
 	ops.detach = fake_detach;
@@ -209,12 +201,9 @@ test_segment_crossing(void **state)
 	amrma_dgsp_type_vector(4096, 1, 2, c1, &col);
 	amrma_dgsp_type_commit(big);
 	amrma_dgsp_type_commit(col);
-	ms.prog = amrma_dgsp_type_program(big);
-	ms.addr = (uint64_t)(uintptr_t)src + FAKE_DELTA;
-	ms.count = 1;
-	ws.prog = amrma_dgsp_type_program(col);
-	ws.addr = (uint64_t)(uintptr_t)dst;
-	ws.count = 1;
+	ms = side_of(big, src, 1);
+	ms.addr += FAKE_DELTA;
+	ws = side_of(col, dst, 1);
 	ops.attach = fake_attach;
 	ops.detach = fake_detach;
 	ops.arg = &fx;

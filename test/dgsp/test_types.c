@@ -26,11 +26,23 @@ expect_info(struct amrma_dgsp_type *t, uint64_t size, int64_t lb, int64_t ext,
 	assert_int_equal(ti.true_extent, text);
 }
 
+/* a struct of one a at byte 0 and one b at byte disp */
+static struct amrma_dgsp_type *
+struct2(struct amrma_dgsp_type *a, struct amrma_dgsp_type *b, int64_t disp)
+{
+	struct amrma_dgsp_type *ts[2] = { a, b }, *t;
+	uint64_t one[2] = { 1, 1 };
+	int64_t d[2] = { 0, disp };
+
+	assert_int_equal(amrma_dgsp_type_struct(2, one, d, ts, &t), 0);
+	return t;
+}
+
 static void
 test_known_bounds(void **state)
 {
-	struct amrma_dgsp_type *i4, *c1, *t, *r, *u, *ts[2];
-	uint64_t bl[2] = { 2, 0 }, one[2] = { 1, 1 };
+	struct amrma_dgsp_type *i4, *c1, *t, *r, *u;
+	uint64_t bl[2] = { 2, 0 };
 	int64_t d[3] = { 0, 1000, 0 }, ib[3] = { 5, 0, -2 };
 	uint64_t sz[2] = { 4, 5 }, sub[2] = { 2, 3 }, st[2] = { 1, 2 };
 
@@ -52,25 +64,18 @@ test_known_bounds(void **state)
 	amrma_dgsp_type_free(t);
 
 	/* No implicit alignment padding. */
-	ts[0] = i4;
-	ts[1] = c1;
-	d[1] = 8;
-	assert_int_equal(amrma_dgsp_type_struct(2, one, d, ts, &t), 0);
+	t = struct2(i4, c1, 8);
 	expect_info(t, 5, 0, 9, 0, 9);
 	amrma_dgsp_type_free(t);
 
 	/* Zero-length blocks do not move the bounds. */
-	d[1] = 1000;
 	assert_int_equal(amrma_dgsp_type_hindexed(2, bl, d, i4, &t), 0);
 	expect_info(t, 8, 0, 8, 0, 8);
 	amrma_dgsp_type_free(t);
 
 	/* Sticky markers: data outside [lb, ub) stays outside. */
 	assert_int_equal(amrma_dgsp_type_resized(i4, 0, 8, &u), 0);
-	ts[0] = u;
-	ts[1] = i4;
-	d[1] = 100;
-	assert_int_equal(amrma_dgsp_type_struct(2, one, d, ts, &t), 0);
+	t = struct2(u, i4, 100);
 	expect_info(t, 8, 0, 8, 0, 104);
 	amrma_dgsp_type_free(t);
 	amrma_dgsp_type_free(u);

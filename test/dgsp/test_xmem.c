@@ -163,6 +163,26 @@ reap(int sock, pid_t pid)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/*
+ * Move all n packed bytes in calls of mtu bytes at most, direct (stage NULL) or staged
+ * through stage_len bytes of stage; each call moves all it is asked to.
+ */
+static void
+copy_by(struct amrma_xmem_import *imp, const struct amrma_dgsrm_side *loc,
+	enum amrma_dgsrm_mode mode, size_t n, size_t mtu, uint8_t *stage, size_t stage_len)
+{
+	size_t off;
+
+	for (off = 0; off < n; off += mtu) {
+		size_t c = n - off < mtu ? n - off : mtu;
+		int64_t r = stage == NULL ?
+			amrma_xmem_copy(imp, loc, mode, off, c) :
+			amrma_xmem_copy_staged(imp, loc, mode, stage, stage_len, off, c);
+
+		assert_int_equal(r, (int64_t)c);
+	}
+}
+
 static void
 run_backend(enum amrma_xmem_backend be)
 {
@@ -172,7 +192,7 @@ run_backend(enum amrma_xmem_backend be)
 	struct layouts ly;
 	struct tbuf lb;
 	uint8_t stage[1000], ok, cmd = 'V';
-	size_t i, mtu, off;
+	size_t i, mtu;
 	int sock, pass;
 	pid_t pid;
 
@@ -182,40 +202,19 @@ run_backend(enum amrma_xmem_backend be)
 	assert_int_equal(amrma_xmem_import_backend(imp), be);
 	assert_int_equal(amrma_xmem_import_total(imp), ly.n);
 	tbuf_alloc(&lb, ly.ml, ly.n, 16);
-	loc.prog = amrma_dgsp_type_program(ly.l->t);
-	loc.addr = (uint64_t)(uintptr_t)lb.base;
-	loc.count = COUNT;
+	loc = side_of(ly.l->t, lb.base, COUNT);
 	for (pass = 0; pass < 4; pass++) {
 		/* 0: direct whole, 1: direct packets, 2: staged, 3: packets staged */
 		memset(lb.mem, 0, lb.len);
 		mtu = pass & 1 ? 1000 : ly.n;
-		for (off = 0; off < ly.n; off += mtu) {
-			size_t c = ly.n - off < mtu ? ly.n - off : mtu;
-			int64_t r = pass < 2 ?
-				amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PULL,
-						off, c) :
-				amrma_xmem_copy_staged(imp, &loc,
-						AMRMA_DGSRM_PULL, stage, 300,
-						off, c);
-
-			assert_int_equal(r, (int64_t)c);
-		}
+		copy_by(imp, &loc, AMRMA_DGSRM_PULL, ly.n, mtu, pass < 2 ? NULL : stage, 300);
 		for (i = 0; i < ly.n; i++)
 			assert_int_equal(lb.base[ly.ml[i]], f_pull(ly.me[i]));
 
 		for (i = 0; i < ly.n; i++)
 			lb.base[ly.ml[i]] = f_push(i);
-		for (off = 0; off < ly.n; off += mtu) {
-			size_t c = ly.n - off < mtu ? ly.n - off : mtu;
-			int64_t r = pass < 2 ?
-				amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PUSH,
-						off, c) :
-				amrma_xmem_copy_staged(imp, &loc,
-						AMRMA_DGSRM_PUSH, stage,
-						sizeof(stage), off, c);
-
-			assert_int_equal(r, (int64_t)c);
-		}
+		copy_by(imp, &loc, AMRMA_DGSRM_PUSH, ly.n, mtu, pass < 2 ? NULL : stage,
+			sizeof(stage));
 		assert_int_equal(write(sock, &cmd, 1), 1);
 		assert_int_equal(read(sock, &ok, 1), 1);
 		assert_int_equal(ok, 1);
@@ -443,9 +442,7 @@ test_huge_seg(void **state)
 			(ssize_t)sizeof(want));
 	m.seg = UINT64_C(1) << 62;
 	assert_int_equal(forged_import(&m, d, dl, fd, 1, &imp), 0);
-	loc.prog = amrma_dgsp_type_program(t);
-	loc.addr = (uint64_t)(uintptr_t)got;
-	loc.count = 1;
+	loc = side_of(t, got, 1);
 	memset(got, 0, sizeof(got));
 	assert_int_equal(amrma_xmem_copy(imp, &loc, AMRMA_DGSRM_PULL, 0, 16),
 			16);

@@ -423,23 +423,31 @@ h_step(struct harness *h)
 bool
 h_run_until(struct harness *h, bool (*cond)(void *), void *arg, unsigned int timeout_ms)
 {
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * timeout_ms;
-
-	while (!cond(arg)) {
-		if (rte_get_tsc_cycles() > end)
-			return false;
-		h_step(h);
-	}
-	return true;
+	return H_UNTIL(cond(arg), timeout_ms, h_step(h));
 }
 
 void
 h_run_for(struct harness *h, unsigned int ms)
 {
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * ms;
+	H_UNTIL(false, ms, h_step(h));
+}
 
-	while (rte_get_tsc_cycles() < end)
-		h_step(h);
+int
+h_capture_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+		  void *arg)
+{
+	struct h_capture *c = arg;
+
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	if (c->n < H_CAPTURE_MAX) {
+		c->nargs[c->n] = msg->nargs;
+		memset(c->args[c->n], 0, sizeof(c->args[0]));
+		memcpy(c->args[c->n], msg->args,
+		       RTE_MIN(msg->nargs, AMRMA_WIRE_MAX_ARGS) * sizeof(msg->args[0]));
+	}
+	c->n++;
+	return c->ret;
 }
 
 static void

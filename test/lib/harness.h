@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include "amrma_am.h"
@@ -110,6 +111,36 @@ bool h_run_until(struct harness *h, bool (*cond)(void *), void *arg, unsigned in
 
 /** Step for ms milliseconds. */
 void h_run_for(struct harness *h, unsigned int ms);
+
+/**
+ * Run the statement(s) after ms until cond holds or ms milliseconds passed; true if cond
+ * held. A macro, so that cond can be any expression over the caller's variables; it is
+ * evaluated before each step, as a while loop would.
+ */
+#define H_UNTIL(cond, ms, ...) __extension__ ({					\
+	const uint64_t h_until_end_ = rte_get_tsc_cycles() +			\
+				      rte_get_tsc_hz() / 1000 * (uint64_t)(ms);	\
+	bool h_until_held_;							\
+										\
+	while (!(h_until_held_ = (cond)) && rte_get_tsc_cycles() < h_until_end_) { \
+		__VA_ARGS__;							\
+	}									\
+	h_until_held_;								\
+})
+
+#define H_CAPTURE_MAX 8
+
+/** What the messages to a handler carried, for a test that stands in for a peer's layer. */
+struct h_capture {
+	unsigned int n;		/* messages taken, the ones past H_CAPTURE_MAX too */
+	uint8_t nargs[H_CAPTURE_MAX];
+	uint64_t args[H_CAPTURE_MAX][AMRMA_WIRE_MAX_ARGS];	/* zero past nargs */
+	int ret;		/* what the handler returns */
+};
+
+/** amrma_am_handler_t keeping each message's arguments in the struct h_capture at arg. */
+int h_capture_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+		      const struct amrma_am_msg *msg, void *arg);
 
 static inline struct amrma_ctx *
 h_ctx(struct harness *h, unsigned int node, unsigned int q)

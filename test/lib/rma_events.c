@@ -43,3 +43,23 @@ h_rma_events_dereg_refused(const struct h_rma_events *e)
 		return NULL;
 	return why;
 }
+
+const char *
+h_rma_events_dereg_midway(struct h_rma *p, struct h_rma_events *e, struct amrma_region *reg)
+{
+	static char why[64];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < 100000 && e->ok == 0; i++)
+		h_rma_step(p);
+	if (e->ok == 0)
+		return "no packet taken before the deregistration";
+	ret = amrma_region_deregister(amrma_rma_regions(p->r[1]), reg, NULL, NULL);
+	if (ret < 0) {
+		snprintf(why, sizeof(why), "deregistration failed: %d", ret);
+		return why;
+	}
+	H_UNTIL(e->done != 0, 30000, h_rma_step(p));
+	return h_rma_events_dereg_refused(e);
+}

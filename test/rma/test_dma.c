@@ -18,6 +18,7 @@
 #include "amrma_dma.h"
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_nodes.h"
 
 static int16_t dma_id = -1;
 
@@ -277,21 +278,16 @@ test_rma_placement_by_dma(void **state)
 	const uint32_t protos[] = { AMRMA_RMA_F_SHORT, AMRMA_RMA_F_PIPELINED,
 				    AMRMA_RMA_F_RENDEZVOUS };
 	struct amrma_copy_engine e;
-	struct amrma_rma *r[2];
-	struct amrma_region *reg;
-	struct harness h;
+	struct h_rma nodes;
 	uint8_t *mem = aligned_alloc(4096, 4 << 20), *src = malloc(4 << 20);
-	uint64_t key;
 	unsigned int i, p;
 
 	(void)state;
-	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h.n[i].node, NULL, &r[i]), 0);
+	assert_int_equal(h_rma_create(&nodes, 2, 1, NULL, NULL, H_RMA_ALL), 0);
 	assert_int_equal(amrma_copy_dmadev_init(&e, dma_id, 128, 0), 0);
-	assert_int_equal(amrma_rma_set_copy_engine(h_ctx(&h, 1, 0), &e), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r[1]), mem, 4 << 20,
-		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(amrma_rma_set_copy_engine(h_ctx(&nodes.h, 1, 0), &e), 0);
+	assert_int_equal(h_rma_register(&nodes, mem, 4 << 20,
+					AMRMA_REGION_READ | AMRMA_REGION_WRITE), 0);
 	for (i = 0; i < (4u << 20); i++)
 		src[i] = (uint8_t)(i * 7 + (i >> 12));
 	for (p = 0; p < RTE_DIM(protos); p++) {
@@ -300,13 +296,10 @@ test_rma_placement_by_dma(void **state)
 		int status = 0;
 
 		memset(mem, 0, 4 << 20);
-		assert_int_equal(amrma_rma_put(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 },
-			key, 13, src, len, protos[p], NULL, NULL, &req), 0);
-		while (amrma_rma_test(h_ctx(&h, 0, 0), req, &status) == 0) {
-			h_step(&h);
-			amrma_rma_progress(r[0]);
-			amrma_rma_progress(r[1]);
-		}
+		assert_int_equal(amrma_rma_put(h_ctx(&nodes.h, 0, 0),
+			(struct amrma_ep){ .node = 1 }, nodes.key, 13, src, len, protos[p], NULL,
+			NULL, &req), 0);
+		assert_int_equal(h_rma_wait(&nodes, h_ctx(&nodes.h, 0, 0), req, 60000, &status), 1);
 		assert_int_equal(status, 0);
 		assert_memory_equal(mem + 13, src, len);
 		assert_int_equal(mem[12], 0);
@@ -314,11 +307,8 @@ test_rma_placement_by_dma(void **state)
 	}
 	assert_true(e.offloaded > 2 * (3u << 20) / 1400);
 	assert_int_equal(e.errors, 0);
-	amrma_region_deregister(amrma_rma_regions(r[1]), reg, NULL, NULL);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r[i]);
+	h_rma_destroy(&nodes);
 	amrma_copy_close(&e);
-	h_destroy(&h);
 	free(mem);
 	free(src);
 }

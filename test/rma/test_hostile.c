@@ -15,12 +15,12 @@
 
 #include <cmocka.h>
 
-#include <rte_cycles.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_nodes.h"
 #include "rma_priv.h"	/* the target's tag engine */
 
 static uint64_t rng = 0x1234567;
@@ -114,87 +114,66 @@ done(struct amrma_ctx *ctx, void *arg, int status)
 		echo_done++;
 }
 
-static bool
-all_echoed(void *arg)
-{
-	return echo_done >= *(unsigned int *)arg;
-}
-
 static void
 test_hostile_frames(void **state)
 {
 	struct amrma_node_conf c;
-	struct amrma_rma *r[2];
-	struct amrma_region *reg;
+	struct amrma_rma_conf rc;
 	struct amrma_am_stats st;
 	struct amrma_rma_stats rs;
-	struct harness h;
+	struct h_rma p;
 	uint8_t *mem = malloc(1 << 20), *snap = malloc(1 << 20);
-	uint64_t key;
-	unsigned int i, k, want;
+	unsigned int i, k;
 
 	(void)state;
 	h_conf(&c);
 	c.rto_us = 200;
 	c.rto_max_us = 2000;
-	assert_int_equal(h_create(&h, 2, 2, &c), 0);
-	for (i = 0; i < 2; i++) {
-		struct amrma_rma_conf rc;
-
-		amrma_rma_conf_defaults(&rc);
-		/* so stray receives are reclaimed during the test */
-		rc.rndv_timeout_ms = 20;
-		assert_int_equal(amrma_rma_create(h.n[i].node, &rc, &r[i]), 0);
-		amrma_am_register(h.n[i].node, 1, echo, NULL);
-	}
+	amrma_rma_conf_defaults(&rc);
+	/* so stray receives are reclaimed during the test */
+	rc.rndv_timeout_ms = 20;
+	assert_int_equal(h_rma_create(&p, 2, 2, &c, &rc, H_RMA_ALL), 0);
+	for (i = 0; i < 2; i++)
+		amrma_am_register(p.h.n[i].node, 1, echo, NULL);
 	memset(mem, 0x77, 1 << 20);
 	memcpy(snap, mem, 1 << 20);
 	/* read-only: no put from anybody may change it */
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r[1]), mem, 1 << 20,
-					       AMRMA_REGION_READ, &reg, &key), 0);
+	assert_int_equal(h_rma_register(&p, mem, 1 << 20, AMRMA_REGION_READ), 0);
 	for (k = 0; k < 200; k++) {
 		/* a burst of hostile frames straight into node 1's RX queues */
 		for (i = 0; i < 64; i++) {
-			struct rte_mbuf *m = hostile_frame(&h, h.pool, key);
+			struct rte_mbuf *m = hostile_frame(&p.h, p.h.pool, p.key);
 
-			if (m != NULL && rte_ring_sp_enqueue(h.n[1].rx[rnd() % h.nb_q], m) != 0)
+			if (m != NULL && rte_ring_sp_enqueue(p.h.n[1].rx[rnd() % p.h.nb_q], m) != 0)
 				rte_pktmbuf_free(m);
 		}
-		h_step(&h);
-		amrma_rma_progress(r[0]);
-		amrma_rma_progress(r[1]);
+		h_rma_step(&p);
 	}
-	h_run_for(&h, 60);	/* let stray receives and slots expire */
-	for (k = 0; k < 10; k++) {
-		amrma_rma_progress(r[0]);
-		amrma_rma_progress(r[1]);
-		h_step(&h);
-	}
+	h_run_for(&p.h, 60);	/* let stray receives and slots expire */
+	for (k = 0; k < 10; k++)
+		h_rma_step(&p);
 	assert_memory_equal(mem, snap, 1 << 20);
-	amrma_node_stats_get(h.n[1].node, &st);
+	amrma_node_stats_get(p.h.n[1].node, &st);
 	assert_true(st.rx_frames > 10000);
 	assert_true(st.sends_handled > 0);	/* one-way frames (put chunks) got through */
-	amrma_rma_stats_get(amrma_node_ctx(h.n[1].node, 0), &rs);
+	amrma_rma_stats_get(amrma_node_ctx(p.h.n[1].node, 0), &rs);
 
 	/* node 0's real channel state never saw those frames: node 1 may have reset or
 	 * fenced its view of node 0; a restart of node 0 is what a real peer would do */
-	assert_int_equal(h_restart_node(&h, 0), 0);
-	amrma_am_register(h.n[0].node, 1, echo, NULL);
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
+	amrma_am_register(p.h.n[0].node, 1, echo, NULL);
 	echo_done = 0;
 	for (i = 0; i < 200; i++) {
 		uint8_t b[32] = { 1 };
 
-		assert_int_equal(amrma_am_request(h_ctx(&h, 0, i % 2),
+		assert_int_equal(amrma_am_request(h_ctx(&p.h, 0, i % 2),
 			(struct amrma_ep){ .node = 1, .ctx = (uint8_t)(i % 2) }, 1, NULL, 0, b,
 			sizeof(b), done, NULL), 0);
 	}
-	want = 200;
-	assert_true(h_run_until(&h, all_echoed, &want, 10000));
+	assert_true(H_UNTIL(echo_done >= 200, 10000, h_step(&p.h)));
 	/* the RMA engine of node 1 holds no leftovers: the region is released at once */
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r[1]), reg, NULL, NULL), 0);
-	amrma_rma_destroy(r[0]);
-	amrma_rma_destroy(r[1]);
-	h_destroy(&h);
+	assert_int_equal(h_rma_deregister(&p, NULL, NULL), 0);
+	h_rma_destroy(&p);
 	free(mem);
 	free(snap);
 }
@@ -207,12 +186,6 @@ forged_done(struct amrma_ctx *ctx, void *arg, int status)
 	(*(int *)arg)++;
 }
 
-static bool
-one_forged(void *arg)
-{
-	return *(int *)arg == 1;
-}
-
 /*
  * A third node sends to the get-reply handler of an initiator while its get runs. Not a
  * reply, so nothing names an op of ours: before, op argument NULL decoded to the first op
@@ -222,78 +195,48 @@ static void
 test_forged_get_reply(void **state)
 {
 	struct amrma_rma_conf rc;
-	struct amrma_region *reg;
 	struct amrma_rma_stats st;
-	struct amrma_rma *r[3];
-	struct harness h;
+	struct h_rma p;
 	amrma_rma_req_t req;
 	uint8_t *mem, *dst, junk[AMRMA_WIRE_MAX_PAYLOAD];
 	int status = 1, t = 0, sent = 0, forged = 0;
-	uint64_t end, key;
 	uint16_t chunk;
-	unsigned int i;
 
 	(void)state;
-	assert_int_equal(h_create(&h, 3, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.pipeline_depth = 1;	/* one chunk at a time: the forgery lands mid-get */
-	for (i = 0; i < 3; i++)
-		assert_int_equal(amrma_rma_create(h.n[i].node, &rc, &r[i]), 0);
-	chunk = amrma_am_max_payload(h_ctx(&h, 0, 0), 4);
+	assert_int_equal(h_rma_create(&p, 3, 1, NULL, &rc, H_RMA_ALL), 0);
+	chunk = amrma_am_max_payload(h_ctx(&p.h, 0, 0), 4);
 	mem = malloc(16 * chunk);
 	dst = calloc(1, 16 * chunk);
 	memset(mem, 0x11, 16 * chunk);
 	memset(junk, 0xee, sizeof(junk));
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r[1]), mem, 16 * chunk,
-					       AMRMA_REGION_READ, &reg, &key), 0);
+	assert_int_equal(h_rma_register(&p, mem, 16 * chunk, AMRMA_REGION_READ), 0);
 	/* the first op of a fresh context: index 0, generation 0 */
-	assert_int_equal(amrma_rma_get(h_ctx(&h, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
-				       dst, 16 * chunk, AMRMA_RMA_F_PIPELINED, NULL, NULL, &req),
-			 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (t == 0 && rte_get_tsc_cycles() < end) {
-		h_step(&h);
+	assert_int_equal(amrma_rma_get(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
+				       0, dst, 16 * chunk, AMRMA_RMA_F_PIPELINED, NULL, NULL,
+				       &req), 0);
+	H_UNTIL(t != 0, 5000, {
+		h_step(&p.h);
 		if (!sent && dst[0] == 0x11) {
-			struct amrma_ep to = { .node = 0 };
-
-			assert_int_equal(amrma_am_send(h_ctx(&h, 2, 0), to, AMRMA_RMA_H_GET_REPLY,
-						       NULL, 0, junk, chunk, forged_done,
-						       &forged), 0);
+			assert_int_equal(amrma_am_send(h_ctx(&p.h, 2, 0),
+						       (struct amrma_ep){ .node = 0 },
+						       AMRMA_RMA_H_GET_REPLY, NULL, 0, junk,
+						       chunk, forged_done, &forged), 0);
 			sent = 1;
 		}
-		t = amrma_rma_test(h_ctx(&h, 0, 0), req, &status);
-	}
+		t = amrma_rma_test(h_ctx(&p.h, 0, 0), req, &status);
+	});
 	/* handled before the get was released (refused, counted) */
-	amrma_rma_stats_get(h_ctx(&h, 0, 0), &st);
+	amrma_rma_stats_get(h_ctx(&p.h, 0, 0), &st);
 	assert_int_equal(t, 1);
 	assert_int_equal(status, 0);
 	assert_memory_equal(dst, mem, 16 * chunk);
 	assert_int_equal(st.bad_replies, 1);
-	assert_true(h_run_until(&h, one_forged, &forged, 1000));
-	amrma_region_deregister(amrma_rma_regions(r[1]), reg, NULL, NULL);
-	for (i = 0; i < 3; i++)
-		amrma_rma_destroy(r[i]);
-	h_destroy(&h);
+	assert_true(H_UNTIL(forged == 1, 1000, h_step(&p.h)));
+	h_rma_destroy(&p);
 	free(mem);
 	free(dst);
-}
-
-static uint64_t cts[2][2];	/* (tag, receive) of the CTSs node 1 sent */
-static unsigned int nb_cts;
-
-static int
-cts_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	    void *arg)
-{
-	(void)ctx;
-	(void)tok;
-	(void)arg;
-	if (nb_cts < 2 && msg->nargs >= 2) {
-		cts[nb_cts][0] = msg->args[0];
-		cts[nb_cts][1] = msg->args[1];
-		nb_cts++;
-	}
-	return 0;
 }
 
 static void
@@ -301,6 +244,25 @@ status_done(struct amrma_ctx *ctx, void *arg, int status)
 {
 	(void)ctx;
 	*(int *)arg = status;
+}
+
+/*
+ * Node 1, whose engine gives up on a peer after 50 ms, is the target of node 0, which
+ * runs no RMA layer: it plays a hostile initiator by hand. 64 KiB at mem are registered
+ * at node 1 (perm), and node 0's handler for node 1's messages of kind handler keeps
+ * them in c.
+ */
+static void
+hostile_initiator(struct h_rma *p, uint8_t *mem, uint32_t perm, uint16_t handler,
+		  struct h_capture *c)
+{
+	struct amrma_rma_conf rc;
+
+	amrma_rma_conf_defaults(&rc);
+	rc.rndv_timeout_ms = 50;
+	assert_int_equal(h_rma_create(p, 2, 1, NULL, &rc, H_RMA_NODE(1)), 0);
+	amrma_am_register(p->h.n[0].node, handler, h_capture_handler, c);
+	assert_int_equal(h_rma_register(p, mem, 1 << 16, perm), 0);
 }
 
 /*
@@ -313,57 +275,41 @@ static void
 test_duplicate_tag_rts(void **state)
 {
 	const uint64_t tag = UINT64_C(0x8000000000000000), len = 100;
-	struct amrma_rma_conf rc;
+	struct h_capture cts = { 0 };	/* (tag, receive) of the CTSs node 1 sent */
 	struct amrma_tag_stats ts;
-	struct amrma_region *reg;
 	struct amrma_ep to = { .node = 1 };
-	struct amrma_rma *rma;
-	struct harness h;
+	struct h_rma p;
 	uint8_t *mem = calloc(1, 1 << 16), data[100];
-	uint64_t key, args[4], end;
+	uint64_t args[4];
 	int status = 1, rts[2] = { 1, 1 }, i;
 
 	(void)state;
-	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
-	amrma_rma_conf_defaults(&rc);
-	rc.rndv_timeout_ms = 50;
-	assert_int_equal(amrma_rma_create(h.n[1].node, &rc, &rma), 0);
-	amrma_am_register(h.n[0].node, AMRMA_RMA_H_CTS, cts_capture, NULL);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
-	nb_cts = 0;
+	hostile_initiator(&p, mem, AMRMA_REGION_WRITE, AMRMA_RMA_H_CTS, &cts);
 	for (i = 0; i < 2; i++) {
 		/* key, offset, length, tag: the same tag twice */
-		args[0] = key;
+		args[0] = p.key;
 		args[1] = (uint64_t)i * 4096;
 		args[2] = len;
 		args[3] = tag;
-		assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), to, AMRMA_RMA_H_RTS, args, 4,
+		assert_int_equal(amrma_am_request(h_ctx(&p.h, 0, 0), to, AMRMA_RMA_H_RTS, args, 4,
 						  NULL, 0, status_done, &rts[i]), 0);
 	}
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while ((nb_cts < 2 || rts[0] == 1 || rts[1] == 1) && rte_get_tsc_cycles() < end) {
-		h_step(&h);
-		amrma_rma_progress(rma);
-	}
-	assert_int_equal(nb_cts, 2);
+	H_UNTIL(cts.n >= 2 && rts[0] != 1 && rts[1] != 1, 5000, h_rma_step(&p));
+	assert_int_equal(cts.n, 2);
 	assert_true(rts[0] == 0 && rts[1] == 0);
-	assert_true(cts[0][0] == tag && cts[1][0] == tag);
+	assert_true(cts.args[0][0] == tag && cts.args[1][0] == tag);
 	/* the data of the second put (receives are posted in order) */
 	memset(data, 0x5a, sizeof(data));
 	args[0] = tag;
 	args[1] = 0;
 	args[2] = len;
-	args[3] = cts[1][1];
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), to, AMRMA_RMA_H_TDATA, args, 4, data,
+	args[3] = cts.args[1][1];
+	assert_int_equal(amrma_am_request(h_ctx(&p.h, 0, 0), to, AMRMA_RMA_H_TDATA, args, 4, data,
 					  sizeof(data), status_done, &status), 0);
-	while (status == 1 && rte_get_tsc_cycles() < end) {
-		h_step(&h);
-		amrma_rma_progress(rma);
-	}
+	H_UNTIL(status != 1, 5000, h_rma_step(&p));
 	/* the first receive expires: nothing stays in the engine, nothing holds the region */
-	h_run_for(&h, 150);
-	amrma_tag_stats_get(rc_of(h_ctx(&h, 1, 0))->tags, &ts);
+	h_run_for(&p.h, 150);
+	amrma_tag_stats_get(rc_of(h_ctx(&p.h, 1, 0))->tags, &ts);
 	assert_int_equal(ts.posted, 0);
 	assert_int_equal(ts.in_progress, 0);
 	assert_int_equal(ts.unexpected, 0);
@@ -371,25 +317,9 @@ test_duplicate_tag_rts(void **state)
 	assert_int_equal(status, 0);
 	assert_memory_equal(mem + 4096, data, len);
 	assert_int_equal(mem[0], 0);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h);
+	assert_int_equal(h_rma_deregister(&p, NULL, NULL), 0);
+	h_rma_destroy(&p);
 	free(mem);
-}
-
-static unsigned int tdata_seen;
-
-/* an initiator that is never ready for the data it asked for */
-static int
-tdata_again(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	    void *arg)
-{
-	(void)ctx;
-	(void)tok;
-	(void)msg;
-	(void)arg;
-	tdata_seen++;
-	return -EAGAIN;
 }
 
 /*
@@ -402,56 +332,39 @@ static void
 test_tsend_never_taken(void **state)
 {
 	const uint64_t len = 8192;
-	struct amrma_rma_conf rc;
+	/* an initiator that is never ready for the data it asked for */
+	struct h_capture tdata = { .ret = -EAGAIN };
 	struct amrma_rma_stats st;
-	struct amrma_region *reg;
 	struct amrma_ep to = { .node = 1 };
-	struct amrma_rma *rma;
-	struct harness h;
+	struct h_rma p;
 	uint8_t *mem = calloc(1, 1 << 16);
-	uint64_t key, args[6], end;
+	uint64_t args[6];
 	int status = 1;
 
 	(void)state;
-	assert_int_equal(h_create(&h, 2, 1, NULL), 0);
-	amrma_rma_conf_defaults(&rc);
-	rc.rndv_timeout_ms = 50;
-	assert_int_equal(amrma_rma_create(h.n[1].node, &rc, &rma), 0);
-	amrma_am_register(h.n[0].node, AMRMA_RMA_H_TDATA, tdata_again, NULL);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
-					       AMRMA_REGION_READ, &reg, &key), 0);
+	hostile_initiator(&p, mem, AMRMA_REGION_READ, AMRMA_RMA_H_TDATA, &tdata);
 	/* key, offset, length, tag, receiving context, receive */
-	args[0] = key;
+	args[0] = p.key;
 	args[1] = 0;
 	args[2] = len;
 	args[3] = UINT64_C(1) << 63;
 	args[4] = 0;
 	args[5] = 0;
-	tdata_seen = 0;
-	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 0), to, AMRMA_RMA_H_RGET, args, 6, NULL,
+	assert_int_equal(amrma_am_request(h_ctx(&p.h, 0, 0), to, AMRMA_RMA_H_RGET, args, 6, NULL,
 					  0, status_done, &status), 0);
 	/* the send is retried: chunks keep coming (how many before the deadline depends
 	 * on the machine's speed, so only that it retried is asserted) */
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while ((status == 1 || tdata_seen < 2) && rte_get_tsc_cycles() < end) {
-		h_step(&h);
-		amrma_rma_progress(rma);
-	}
+	H_UNTIL(status != 1 && tdata.n >= 2, 5000, h_rma_step(&p));
 	assert_int_equal(status, 0);
-	assert_true(tdata_seen >= 2);
+	assert_true(tdata.n >= 2);
 	/* and expires: without a deadline it stayed for good */
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (amrma_rma_outstanding(h_ctx(&h, 1, 0)) != 0 && rte_get_tsc_cycles() < end) {
-		h_step(&h);
-		amrma_rma_progress(rma);
-	}
-	amrma_rma_stats_get(h_ctx(&h, 1, 0), &st);
+	H_UNTIL(amrma_rma_outstanding(h_ctx(&p.h, 1, 0)) == 0, 5000, h_rma_step(&p));
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &st);
 	assert_true(st.rndv_timeouts >= 1);
-	assert_int_equal(amrma_rma_outstanding(h_ctx(&h, 1, 0)), 0);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&p.h, 1, 0)), 0);
 	/* nothing holds the region: released at once */
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h);
+	assert_int_equal(h_rma_deregister(&p, NULL, NULL), 0);
+	h_rma_destroy(&p);
 	free(mem);
 }
 

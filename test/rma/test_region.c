@@ -28,18 +28,35 @@
 static char buf_a[4096];
 static char buf_b[8192];
 
+/*
+ * A table of capacity regions; with rcu, one whose key slots are reclaimed through a
+ * fresh RCU QSBR variable of one reader (*rcu, for the caller to free).
+ */
 static struct amrma_region_table *
-table(const char *name, uint32_t capacity)
+table_rcu(const char *name, uint32_t capacity, struct rte_rcu_qsbr **rcu)
 {
 	struct amrma_region_table_config cfg = {
 		.name = name,
 		.capacity = capacity,
 		.socket_id = SOCKET_ID_ANY,
 	};
-	struct amrma_region_table *t = amrma_region_table_create(&cfg);
+	struct amrma_region_table *t;
 
+	if (rcu != NULL) {
+		*rcu = rte_zmalloc(NULL, rte_rcu_qsbr_get_memsize(1), RTE_CACHE_LINE_SIZE);
+		assert_non_null(*rcu);
+		assert_int_equal(rte_rcu_qsbr_init(*rcu, 1), 0);
+		cfg.rcu = *rcu;
+	}
+	t = amrma_region_table_create(&cfg);
 	assert_non_null(t);
 	return t;
+}
+
+static struct amrma_region_table *
+table(const char *name, uint32_t capacity)
+{
+	return table_rcu(name, capacity, NULL);
 }
 
 static void
@@ -425,8 +442,6 @@ test_keys_distinct(void **state)
 static void
 test_rcu_mode(void **state)
 {
-	struct amrma_region_table_config cfg = { .name = "t_rcu", .capacity = 4,
-						 .socket_id = SOCKET_ID_ANY };
 	struct amrma_region_table *t;
 	struct amrma_region *r, *ref;
 	struct rte_rcu_qsbr *v;
@@ -435,12 +450,7 @@ test_rcu_mode(void **state)
 	int i;
 
 	(void)state;
-	v = rte_zmalloc(NULL, rte_rcu_qsbr_get_memsize(1), RTE_CACHE_LINE_SIZE);
-	assert_non_null(v);
-	assert_int_equal(rte_rcu_qsbr_init(v, 1), 0);
-	cfg.rcu = v;
-	t = amrma_region_table_create(&cfg);
-	assert_non_null(t);
+	t = table_rcu("t_rcu", 4, &v);
 	/* Far more cycles than hash slots: reclamation must happen. */
 	for (i = 0; i < 200; i++) {
 		assert_int_equal(amrma_region_register(t, buf_a, 64, AMRMA_REGION_WRITE, &r,
@@ -535,8 +545,6 @@ race_reader(void *arg)
 static void
 run_race(const char *name, bool rcu)
 {
-	struct amrma_region_table_config cfg = { .name = name, .capacity = NSLOT * 2,
-						 .socket_id = SOCKET_ID_ANY };
 	struct amrma_region *r[NSLOT];
 	struct amrma_region_stats st;
 	pthread_t th;
@@ -545,14 +553,7 @@ run_race(const char *name, bool rcu)
 	unsigned long waits = 0;
 
 	race_rcu = NULL;
-	if (rcu) {
-		race_rcu = rte_zmalloc(NULL, rte_rcu_qsbr_get_memsize(1), RTE_CACHE_LINE_SIZE);
-		assert_non_null(race_rcu);
-		assert_int_equal(rte_rcu_qsbr_init(race_rcu, 1), 0);
-		cfg.rcu = race_rcu;
-	}
-	race_t = amrma_region_table_create(&cfg);
-	assert_non_null(race_t);
+	race_t = table_rcu(name, NSLOT * 2, rcu ? &race_rcu : NULL);
 	race_stop = false;
 	race_ready = false;
 	race_released = 0;

@@ -23,8 +23,9 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
-#include "rma_events.h"
 #include "hold_port.h"
+#include "rma_events.h"
+#include "rma_nodes.h"
 #include "rma_priv.h"	/* the target's tag engine */
 
 #define NODES 3
@@ -32,37 +33,22 @@
 #define REGION ((UINT64_C(64) << 20) + 65536)
 #define GUARD 0xa5
 
-static struct harness H;
-static struct amrma_rma *R[NODES];
+static struct h_rma H;		/* node 1's RW region: H.reg, H.key */
 static uint8_t *target;		/* node 1's RW region */
 static uint8_t *ro, *wo;		/* read-only, write-only regions of node 1 */
-static uint64_t key_rw, key_ro, key_wo;
-static struct amrma_region *reg_rw, *reg_ro, *reg_wo;
+static uint64_t key_ro, key_wo;
+static struct amrma_region *reg_ro, *reg_wo;
 static uint8_t *src, *dst;
 static uint16_t mtu;
 
 static int
-rma_step(void)
-{
-	int work = h_step(&H);
-	unsigned int i;
-
-	for (i = 0; i < NODES; i++)
-		work += amrma_rma_progress(R[i]);
-	return work;
-}
-
-static int
 wait_req(struct amrma_ctx *ctx, amrma_rma_req_t req)
 {
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 60;
 	int status = 0, ret;
 
-	while ((ret = amrma_rma_test(ctx, req, &status)) == 0) {
-		if (rte_get_tsc_cycles() > end)
-			fail_msg("operation did not complete in 60 s");
-		rma_step();
-	}
+	ret = h_rma_wait(&H, ctx, req, 60000, &status);
+	if (ret == 0)
+		fail_msg("operation did not complete in 60 s");
 	assert_int_equal(ret, 1);
 	return status;
 }
@@ -72,15 +58,12 @@ setup_group(void **state)
 {
 	struct amrma_region_table *t;
 	struct amrma_rma_conf rc;
-	unsigned int i;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&H, NODES, Q, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_threshold = UINT64_MAX;	/* tests pick the protocol explicitly */
 	rc.rndv_put_threshold = UINT64_MAX;
-	for (i = 0; i < NODES; i++)
-		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
+	assert_int_equal(h_rma_create(&H, NODES, Q, NULL, &rc, H_RMA_ALL), 0);
 	target = aligned_alloc(4096, REGION);
 	ro = aligned_alloc(4096, 1 << 20);
 	wo = aligned_alloc(4096, 1 << 20);
@@ -89,26 +72,22 @@ setup_group(void **state)
 	assert_non_null(target);
 	assert_non_null(src);
 	assert_non_null(dst);
-	t = amrma_rma_regions(R[1]);
-	assert_int_equal(amrma_region_register(t, target, REGION,
-		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg_rw, &key_rw), 0);
+	assert_int_equal(h_rma_register(&H, target, REGION,
+					AMRMA_REGION_READ | AMRMA_REGION_WRITE), 0);
+	t = amrma_rma_regions(H.r[1]);
 	assert_int_equal(amrma_region_register(t, ro, 1 << 20, AMRMA_REGION_READ, &reg_ro,
 					       &key_ro), 0);
 	assert_int_equal(amrma_region_register(t, wo, 1 << 20, AMRMA_REGION_WRITE, &reg_wo,
 					       &key_wo), 0);
-	mtu = amrma_am_max_payload(h_ctx(&H, 0, 0), 4);
+	mtu = amrma_am_max_payload(h_ctx(&H.h, 0, 0), 4);
 	return 0;
 }
 
 static int
 teardown_group(void **state)
 {
-	unsigned int i;
-
 	RTE_SET_USED(state);
-	for (i = 0; i < NODES; i++)
-		amrma_rma_destroy(R[i]);
-	h_destroy(&H);
+	h_rma_destroy(&H);
 	free(target);
 	free(ro);
 	free(wo);
@@ -121,12 +100,27 @@ static const uint32_t protos[] = { AMRMA_RMA_F_SHORT, AMRMA_RMA_F_PIPELINED,
 				   AMRMA_RMA_F_RENDEZVOUS };
 static const char *const proto_name[] = { "short", "pipelined", "rendezvous" };
 
+/* len bytes at p + off are want's, and the g bytes on either side still GUARD */
+static void
+assert_guarded(const uint8_t *p, uint64_t off, const uint8_t *want, uint64_t len, int g,
+	       const char *what)
+{
+	int i;
+
+	if (memcmp(p + off, want, len) != 0)
+		fail_msg("%s of %" PRIu64 " bytes: data differ", what, len);
+	for (i = 1; i <= g; i++)
+		assert_int_equal(p[off - i], GUARD);
+	for (i = 0; i < g; i++)
+		assert_int_equal(p[off + len + i], GUARD);
+}
+
 /* put src+sa -> target+ta, check, get target+ta -> dst+da, check; guards untouched */
 static void
 round_trip(uint32_t proto, uint64_t len, uint32_t sa, uint32_t ta, uint32_t da,
 	   uint32_t seed, unsigned int ctxi)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, ctxi);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, ctxi);
 	struct amrma_ep ep = { .node = 1, .ctx = (uint8_t)ctxi };
 	amrma_rma_req_t req;
 	int ret;
@@ -134,26 +128,16 @@ round_trip(uint32_t proto, uint64_t len, uint32_t sa, uint32_t ta, uint32_t da,
 	h_fill(src + sa, len, seed);
 	memset(target + ta - 16, GUARD, 16);
 	memset(target + ta + len, GUARD, 16);
-	ret = amrma_rma_put(ctx, ep, key_rw, ta, src + sa, len, proto, NULL, NULL, &req);
+	ret = amrma_rma_put(ctx, ep, H.key, ta, src + sa, len, proto, NULL, NULL, &req);
 	assert_int_equal(ret, 0);
 	assert_int_equal(wait_req(ctx, req), 0);
-	if (memcmp(target + ta, src + sa, len) != 0)
-		fail_msg("put of %" PRIu64 " bytes: data differ", len);
-	for (int g = 1; g <= 16; g++)
-		assert_int_equal(target[ta - g], GUARD);
-	for (int g = 0; g < 16; g++)
-		assert_int_equal(target[ta + len + g], GUARD);
+	assert_guarded(target, ta, src + sa, len, 16, "put");
 
 	memset(dst + da - 8, GUARD, len + 16);
-	ret = amrma_rma_get(ctx, ep, key_rw, ta, dst + da, len, proto, NULL, NULL, &req);
+	ret = amrma_rma_get(ctx, ep, H.key, ta, dst + da, len, proto, NULL, NULL, &req);
 	assert_int_equal(ret, 0);
 	assert_int_equal(wait_req(ctx, req), 0);
-	if (memcmp(dst + da, src + sa, len) != 0)
-		fail_msg("get of %" PRIu64 " bytes: data differ", len);
-	for (int g = 1; g <= 8; g++)
-		assert_int_equal(dst[da - g], GUARD);
-	for (int g = 0; g < 8; g++)
-		assert_int_equal(dst[da + len + g], GUARD);
+	assert_guarded(dst, da, src + sa, len, 8, "get");
 }
 
 static void
@@ -172,8 +156,8 @@ test_sizes_all_protocols(void **state)
 				/* too big for one frame: refused up front */
 				amrma_rma_req_t req;
 
-				assert_int_equal(amrma_rma_put(h_ctx(&H, 0, 0),
-					(struct amrma_ep){ .node = 1 }, key_rw, 0, src, sizes[s],
+				assert_int_equal(amrma_rma_put(h_ctx(&H.h, 0, 0),
+					(struct amrma_ep){ .node = 1 }, H.key, 0, src, sizes[s],
 					AMRMA_RMA_F_SHORT, NULL, NULL, &req), -EINVAL);
 				continue;
 			}
@@ -195,7 +179,7 @@ test_faults(void **state)
 	sizes[4] = mtu;
 	sizes[5] = mtu + 1;
 	for (i = 0; i < NODES; i++)
-		h_faults(&H, i, 5, 3, 5, 0, 77 + i);
+		h_faults(&H.h, i, 5, 3, 5, 0, 77 + i);
 	for (p = 0; p < RTE_DIM(protos); p++)
 		for (s = 0; s < RTE_DIM(sizes); s++) {
 			if (protos[p] == AMRMA_RMA_F_SHORT && sizes[s] > mtu)
@@ -203,12 +187,12 @@ test_faults(void **state)
 			round_trip(protos[p], sizes[s], 1, 8192 + 3, 13, 1000 + p * 10 + s, 1);
 		}
 	for (i = 0; i < NODES; i++) {
-		amrma_node_stats_get(H.n[i].node, &st);
+		amrma_node_stats_get(H.h.n[i].node, &st);
 		retrans += st.retransmits;
-		H.n[i].fault.drop_pct = H.n[i].fault.dup_pct = H.n[i].fault.reorder_pct = 0;
+		H.h.n[i].fault.drop_pct = H.h.n[i].fault.dup_pct = H.h.n[i].fault.reorder_pct = 0;
 	}
 	assert_true(retrans > 0);
-	assert_true(H.n[0].fault.dropped + H.n[1].fault.dropped > 0);
+	assert_true(H.h.n[0].fault.dropped + H.h.n[1].fault.dropped > 0);
 }
 
 struct conc {
@@ -236,7 +220,6 @@ test_concurrent_all_contexts(void **state)
 	const uint64_t slice = 300000;
 	struct conc c = { 0 };
 	unsigned int n, q, k = 0, total = 0;
-	uint64_t end;
 
 	RTE_SET_USED(state);
 	h_fill(src, 4 * 2 * slice, 4242);
@@ -245,14 +228,12 @@ test_concurrent_all_contexts(void **state)
 			uint32_t proto = protos[k % RTE_DIM(protos)] == AMRMA_RMA_F_SHORT ?
 					 AMRMA_RMA_F_PIPELINED : protos[k % RTE_DIM(protos)];
 
-			assert_int_equal(amrma_rma_put(h_ctx(&H, n, q),
-				(struct amrma_ep){ .node = 1, .ctx = (uint8_t)(k % Q) }, key_rw,
+			assert_int_equal(amrma_rma_put(h_ctx(&H.h, n, q),
+				(struct amrma_ep){ .node = 1, .ctx = (uint8_t)(k % Q) }, H.key,
 				k * slice, src + k * slice, slice, proto, conc_cb, &c, NULL), 0);
 			total++;
 		}
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 60;
-	while (c.done < total && rte_get_tsc_cycles() < end)
-		rma_step();
+	H_UNTIL(c.done >= total, 60000, h_rma_step(&H));
 	assert_int_equal(c.done, total);
 	assert_int_equal(c.errors, 0);
 	assert_memory_equal(target, src, k * slice);
@@ -260,13 +241,12 @@ test_concurrent_all_contexts(void **state)
 	c.done = 0;
 	for (n = 0; n < NODES; n += 2)
 		for (q = 0; q < Q; q++, k++)
-			assert_int_equal(amrma_rma_get(h_ctx(&H, n, q),
-				(struct amrma_ep){ .node = 1, .ctx = (uint8_t)q }, key_rw,
+			assert_int_equal(amrma_rma_get(h_ctx(&H.h, n, q),
+				(struct amrma_ep){ .node = 1, .ctx = (uint8_t)q }, H.key,
 				k * slice, dst + k * slice, slice,
 				k & 1 ? AMRMA_RMA_F_RENDEZVOUS : AMRMA_RMA_F_PIPELINED, conc_cb, &c,
 				NULL), 0);
-	while (c.done < total && rte_get_tsc_cycles() < end)
-		rma_step();
+	H_UNTIL(c.done >= total, 60000, h_rma_step(&H));
 	assert_int_equal(c.done, total);
 	assert_int_equal(c.errors, 0);
 	assert_memory_equal(dst, src, k * slice);
@@ -285,7 +265,7 @@ test_access_errors(void **state)
 		{ 0, 0, 3000000, false, -EACCES },	/* get from write-only */
 		{ 0, 0, 3000, true, -EACCES },		/* put to read-only */
 	};
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	struct amrma_ep ep = { .node = 1, .ctx = 1 };
 	struct amrma_rma_stats st;
 	amrma_rma_req_t req;
@@ -293,10 +273,10 @@ test_access_errors(void **state)
 	uint8_t *snap = malloc(1 << 20);
 
 	RTE_SET_USED(state);
-	cases[1].key = key_rw ^ 1;
-	cases[2].key = key_rw;
-	cases[3].key = key_rw;
-	cases[4].key = key_rw;
+	cases[1].key = H.key ^ 1;
+	cases[2].key = H.key;
+	cases[3].key = H.key;
+	cases[4].key = H.key;
 	cases[5].key = key_wo;
 	cases[6].key = key_ro;
 	memset(target, GUARD, 1 << 20);
@@ -326,7 +306,7 @@ test_access_errors(void **state)
 	for (i = 0; i < 3000000; i++)
 		if (dst[i] != 0x22)
 			fail_msg("refused get wrote local byte %u", i);
-	amrma_rma_stats_get(amrma_node_ctx(H.n[1].node, 1), &st);
+	amrma_rma_stats_get(amrma_node_ctx(H.h.n[1].node, 1), &st);
 	assert_true(st.access_errors >= 3 * RTE_DIM(cases) - 3);
 	free(snap);
 }
@@ -342,44 +322,51 @@ on_release(void *arg, void *addr, size_t len)
 	released++;
 }
 
+/*
+ * An 8 MiB put (flags, cb, arg, *req as for amrma_rma_put()) of pattern seed into 8 MiB
+ * of guard bytes registered for it at node 1 (*reg), for the test to deregister while the
+ * put is in flight. Returns the memory.
+ */
+static uint8_t *
+put_to_doomed_region(uint32_t flags, amrma_rma_cb_t cb, void *arg, amrma_rma_req_t *req,
+		     struct amrma_region **reg, uint32_t seed)
+{
+	uint8_t *mem = aligned_alloc(4096, 8 << 20);
+	uint64_t key;
+
+	assert_non_null(mem);
+	memset(mem, GUARD, 8 << 20);
+	h_fill(src, 8 << 20, seed);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(H.r[1]), mem, 8 << 20,
+					       AMRMA_REGION_WRITE, reg, &key), 0);
+	assert_int_equal(amrma_rma_put(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+				       src, 8 << 20, flags, cb, arg, req), 0);
+	return mem;
+}
+
 /* Deregister while a large put targets the region: no crash, later packets refused,
  * the memory is released once, and nothing lands after deregistration. */
 static void
 test_deregister_in_flight(void **state)
 {
-	struct amrma_region_table *t = amrma_rma_regions(R[1]);
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
-	struct amrma_ep ep = { .node = 1, .ctx = 0 };
-	uint8_t *mem = aligned_alloc(4096, 8 << 20);
 	struct amrma_region *reg;
 	amrma_rma_req_t req;
-	uint64_t key;
+	uint8_t *mem;
 	int i, status;
 
 	RTE_SET_USED(state);
-	memset(mem, GUARD, 8 << 20);
-	h_fill(src, 8 << 20, 99);
-	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
-	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20, AMRMA_RMA_F_PIPELINED,
-				       NULL, NULL, &req), 0);
+	mem = put_to_doomed_region(AMRMA_RMA_F_PIPELINED, NULL, NULL, &req, &reg, 99);
 	for (i = 0; i < 50; i++)
-		rma_step();
+		h_rma_step(&H);
 	released = 0;
-	assert_true(amrma_region_deregister(t, reg, on_release, NULL) >= 0);
-	status = wait_req(ctx, req);
+	assert_true(amrma_region_deregister(amrma_rma_regions(H.r[1]), reg, on_release,
+					    NULL) >= 0);
+	status = wait_req(h_ctx(&H.h, 0, 0), req);
 	assert_int_equal(status, -ENOKEY);
 	assert_int_equal(released, 1);
 	/* once deregistered, the region is left alone: the rest is still guard bytes */
 	assert_int_equal(mem[(8 << 20) - 1], GUARD);
 	free(mem);
-}
-
-static void
-step2(struct harness *h, struct amrma_rma **r)
-{
-	h_step(h);
-	amrma_rma_progress(r[0]);
-	amrma_rma_progress(r[1]);
 }
 
 /*
@@ -391,29 +378,15 @@ step2(struct harness *h, struct amrma_rma **r)
 static void
 test_deregister_rndv_put_every_packet(void **state)
 {
-	struct amrma_region_table *t = amrma_rma_regions(R[1]);
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
-	struct amrma_ep ep = { .node = 1, .ctx = 0 };
-	uint8_t *mem = aligned_alloc(4096, 8 << 20);
 	struct h_rma_events e = { 0 };
 	struct amrma_region *reg;
-	uint64_t key, end;
 	const char *why;
-	int i;
+	uint8_t *mem;
 
 	RTE_SET_USED(state);
-	h_fill(src, 8 << 20, 97);
-	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
-	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20,
-		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_PER_PACKET, h_rma_events_cb, &e, NULL), 0);
-	for (i = 0; i < 100000 && e.ok == 0; i++)
-		rma_step();
-	assert_true(e.ok > 0);
-	assert_true(amrma_region_deregister(t, reg, NULL, NULL) >= 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
-	while (e.done == 0 && rte_get_tsc_cycles() < end)
-		rma_step();
-	why = h_rma_events_dereg_refused(&e);
+	mem = put_to_doomed_region(AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_PER_PACKET,
+				   h_rma_events_cb, &e, NULL, &reg, 97);
+	why = h_rma_events_dereg_midway(&H, &e, reg);
 	if (why != NULL)
 		fail_msg("%s", why);
 	free(mem);
@@ -424,27 +397,20 @@ test_deregister_rndv_put_every_packet(void **state)
 static void
 test_deregister_rndv_put(void **state)
 {
-	struct amrma_region_table *t = amrma_rma_regions(R[1]);
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
-	struct amrma_ep ep = { .node = 1, .ctx = 0 };
-	uint8_t *mem = aligned_alloc(4096, 8 << 20);
 	struct amrma_region *reg;
 	amrma_rma_req_t req;
-	uint64_t key;
+	uint8_t *mem;
 	int i;
 
 	RTE_SET_USED(state);
-	memset(mem, GUARD, 8 << 20);
-	h_fill(src, 8 << 20, 98);
-	assert_int_equal(amrma_region_register(t, mem, 8 << 20, AMRMA_REGION_WRITE, &reg, &key), 0);
-	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 8 << 20, AMRMA_RMA_F_RENDEZVOUS,
-				       NULL, NULL, &req), 0);
+	mem = put_to_doomed_region(AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req, &reg, 98);
 	for (i = 0; i < 10000 && mem[0] == GUARD; i++)
-		rma_step();
+		h_rma_step(&H);
 	assert_int_equal(mem[0], src[0]);	/* data flow */
 	released = 0;
-	assert_int_equal(amrma_region_deregister(t, reg, on_release, NULL), 1);
-	assert_int_equal(wait_req(ctx, req), -ENOKEY);
+	assert_int_equal(amrma_region_deregister(amrma_rma_regions(H.r[1]), reg, on_release,
+						 NULL), 1);
+	assert_int_equal(wait_req(h_ctx(&H.h, 0, 0), req), -ENOKEY);
 	assert_int_equal(released, 1);
 	assert_int_equal(mem[(8 << 20) - 1], GUARD);
 	free(mem);
@@ -458,60 +424,54 @@ test_deregister_rndv_get(void **state)
 	const uint64_t len = 8 << 20;
 	uint8_t *mem = aligned_alloc(4096, len);
 	struct amrma_rma_conf rc;
-	struct amrma_region *reg;
-	struct amrma_rma *r2[2];
-	struct harness h2;
 	amrma_rma_req_t req;
-	uint64_t key, end;
+	struct h_rma p;
 	int i, status = 1;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_timeout_ms = 200;
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	assert_int_equal(h_rma_create(&p, 2, 1, NULL, &rc, H_RMA_ALL), 0);
 	h_fill(mem, len, 97);
 	memset(dst, GUARD, len);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), mem, len,
-					       AMRMA_REGION_READ, &reg, &key), 0);
-	assert_int_equal(amrma_rma_get(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
-				       dst, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
+	assert_int_equal(h_rma_register(&p, mem, len, AMRMA_REGION_READ), 0);
+	assert_int_equal(amrma_rma_get(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
+				       0, dst, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
 	for (i = 0; i < 10000 && dst[0] == GUARD; i++)
-		step2(&h2, r2);
+		h_rma_step(&p);
 	assert_int_equal(dst[0], mem[0]);
 	released = 0;
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, on_release,
-						 NULL), 1);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (amrma_rma_test(h_ctx(&h2, 0, 0), req, &status) == 0 &&
-	       rte_get_tsc_cycles() < end)
-		step2(&h2, r2);
+	assert_int_equal(h_rma_deregister(&p, on_release, NULL), 1);
+	h_rma_wait(&p, h_ctx(&p.h, 0, 0), req, 5000, &status);
 	assert_int_equal(status, -ETIMEDOUT);
 	assert_int_equal(released, 1);
 	assert_int_equal(dst[len - 1], GUARD);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	h_rma_destroy(&p);
 	free(mem);
 }
 
 /* put len bytes pipelined from src at off; returns its status */
 static int
-put2(struct harness *h, struct amrma_rma **r, uint64_t key, uint64_t off, uint64_t len,
-     uint32_t flags)
+put2(struct h_rma *p, uint64_t key, uint64_t off, uint64_t len, uint32_t flags)
 {
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
 	amrma_rma_req_t req;
 	int status = 1;
 
-	assert_int_equal(amrma_rma_put(h_ctx(h, 0, 0), (struct amrma_ep){ .node = 1 }, key, off,
-		src, len, AMRMA_RMA_F_PIPELINED | flags, NULL, NULL, &req), 0);
-	while (amrma_rma_test(h_ctx(h, 0, 0), req, &status) == 0 &&
-	       rte_get_tsc_cycles() < end)
-		step2(h, r);
+	assert_int_equal(amrma_rma_put(h_ctx(&p->h, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		off, src, len, AMRMA_RMA_F_PIPELINED | flags, NULL, NULL, &req), 0);
+	h_rma_wait(p, h_ctx(&p->h, 0, 0), req, 10000, &status);
 	assert_true(status != 1);
 	return status;
+}
+
+/* what ctx's engine counted, for a wait's condition */
+static struct amrma_rma_stats
+rma_stats(struct amrma_ctx *ctx)
+{
+	struct amrma_rma_stats st;
+
+	amrma_rma_stats_get(ctx, &st);
+	return st;
 }
 
 static void
@@ -521,11 +481,6 @@ sent_cb(struct amrma_ctx *ctx, void *arg, int status)
 	if (status == 0)
 		(*(int *)arg)++;
 }
-
-struct c2 {
-	int status[2];
-	int done;
-};
 
 static void
 c2_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
@@ -550,31 +505,30 @@ test_put_completion(void **state)
 	struct amrma_am_stats a0, a1;
 	struct amrma_rma_stats s0, s1;
 	struct amrma_rma_conf rc;
-	struct amrma_region *reg;
-	struct amrma_rma *r2[2];
-	struct harness h2;
+	struct amrma_ctx *t1;
+	struct h_rma p;
 	int st[2] = { 1, 1 };
-	uint64_t key, end, i;
+	uint64_t key, i;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.completion_slots = 1;
 	rc.rndv_timeout_ms = 50;
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	assert_int_equal(h_rma_create(&p, 2, 1, NULL, &rc, H_RMA_ALL), 0);
 	memset(target, 0, 4 << 20);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 4 << 20,
-		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+	assert_int_equal(h_rma_register(&p, target, 4 << 20,
+					AMRMA_REGION_WRITE | AMRMA_REGION_READ), 0);
+	key = p.key;
+	t1 = h_ctx(&p.h, 1, 0);
 
 	/* one completion, no replies */
 	h_fill(src, len, 11);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
-	amrma_ctx_stats_get(h_ctx(&h2, 1, 0), &a0);
-	assert_int_equal(put2(&h2, r2, key, 7, len, 0), 0);
+	amrma_rma_stats_get(t1, &s0);
+	amrma_ctx_stats_get(t1, &a0);
+	assert_int_equal(put2(&p, key, 7, len, 0), 0);
 	assert_memory_equal(target + 7, src, len);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
-	amrma_ctx_stats_get(h_ctx(&h2, 1, 0), &a1);
+	amrma_rma_stats_get(t1, &s1);
+	amrma_ctx_stats_get(t1, &a1);
 	assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
 	assert_int_equal(a1.sends_handled - a0.sends_handled, 11);
 	assert_int_equal(a1.auto_replies - a0.auto_replies, 0);
@@ -583,18 +537,18 @@ test_put_completion(void **state)
 	h_fill(src, len, 12);
 	s0 = s1;
 	a0 = a1;
-	assert_int_equal(put2(&h2, r2, key, 7, len, AMRMA_RMA_F_PER_PACKET), 0);
+	assert_int_equal(put2(&p, key, 7, len, AMRMA_RMA_F_PER_PACKET), 0);
 	assert_memory_equal(target + 7, src, len);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
-	amrma_ctx_stats_get(h_ctx(&h2, 1, 0), &a1);
+	amrma_rma_stats_get(t1, &s1);
+	amrma_ctx_stats_get(t1, &a1);
 	assert_int_equal(s1.completions_sent - s0.completions_sent, 0);
 	assert_int_equal(a1.auto_replies - a0.auto_replies, 11);
 
 	/* a bad key: the one completion carries the error, nothing is placed */
 	memset(target, 0, 4 << 20);
 	s0 = s1;
-	assert_int_equal(put2(&h2, r2, key ^ 1, 0, len, 0), -ENOKEY);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	assert_int_equal(put2(&p, key ^ 1, 0, len, 0), -ENOKEY);
+	amrma_rma_stats_get(t1, &s1);
 	assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
 	assert_int_equal(s1.access_errors - s0.access_errors, 11);
 	for (i = 0; i < len; i++)
@@ -603,41 +557,39 @@ test_put_completion(void **state)
 
 	/* room to count one put: a second one meanwhile fails, placing nothing */
 	h_fill(src, 3 << 20, 13);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+	amrma_rma_stats_get(t1, &s0);
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
 		src, 200 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[0], NULL), 0);
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, key,
 		2 << 20, src, 8 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[1], NULL), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
-	while ((st[0] == 1 || st[1] == 1) && rte_get_tsc_cycles() < end)
-		step2(&h2, r2);
+	H_UNTIL(st[0] != 1 && st[1] != 1, 10000, h_rma_step(&p));
 	assert_int_equal(st[0], 0);
 	assert_int_equal(st[1], -ENOSPC);
 	assert_memory_equal(target, src, 200 * (uint64_t)mtu);
 	for (i = 0; i < 8 * (uint64_t)mtu; i++)
 		if (target[(2 << 20) + i] != 0)
 			fail_msg("byte %" PRIu64 " of an uncounted put was placed", i);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	amrma_rma_stats_get(t1, &s1);
 	assert_true(s1.completion_full >= 1);
 	/* one completion each: the refused put is told once, not once per packet */
 	assert_int_equal(s1.completions_sent - s0.completions_sent, 2);
 	/* the entries expire or free up: the next put goes through */
-	h_run_for(&h2, 100);
+	h_run_for(&p.h, 100);
 	h_fill(src, len, 14);
-	assert_int_equal(put2(&h2, r2, key, 3, len, 0), 0);
+	assert_int_equal(put2(&p, key, 3, len, 0), 0);
 	assert_memory_equal(target + 3, src, len);
 
 	/* malformed one-way chunks and completions, sent by hand: each refused and counted,
 	 * nothing placed */
 	{
-		struct amrma_ctx *c0 = h_ctx(&h2, 0, 0);
+		struct amrma_ctx *c0 = h_ctx(&p.h, 0, 0);
 		struct amrma_ep to1 = { .node = 1 }, to0 = { .node = 0 };
 		struct amrma_rma_stats i0, i1;
 		uint64_t a[4] = { key, 0, 16, UINT64_C(1) << 63 | 77 };
 		int sent = 0;
 
 		memset(target, 0, 64);
-		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+		amrma_rma_stats_get(t1, &s0);
 		amrma_rma_stats_get(c0, &i0);
 		/* too few arguments to name an operation */
 		assert_int_equal(amrma_am_send(c0, to1, AMRMA_RMA_H_PUT1, a, 2, src, 8, sent_cb,
@@ -646,17 +598,14 @@ test_put_completion(void **state)
 		assert_int_equal(amrma_am_send(c0, to1, AMRMA_RMA_H_PUT1, a, 4, src, 32, sent_cb,
 					       &sent), 0);
 		/* completions naming no operation of the initiator */
-		assert_int_equal(amrma_am_send(h_ctx(&h2, 1, 0), to0, AMRMA_RMA_H_PUT_DONE, a, 1,
-					       NULL, 0, sent_cb, &sent), 0);
-		assert_int_equal(amrma_am_send(h_ctx(&h2, 1, 0), to0, AMRMA_RMA_H_PUT_DONE, a, 2,
-					       NULL, 0, sent_cb, &sent), 0);
-		end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-		do {
-			step2(&h2, r2);
-			amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
-			amrma_rma_stats_get(c0, &i1);
-		} while ((sent < 4 || i1.bad_replies - i0.bad_replies < 3) &&
-			 rte_get_tsc_cycles() < end);
+		assert_int_equal(amrma_am_send(t1, to0, AMRMA_RMA_H_PUT_DONE, a, 1, NULL, 0,
+					       sent_cb, &sent), 0);
+		assert_int_equal(amrma_am_send(t1, to0, AMRMA_RMA_H_PUT_DONE, a, 2, NULL, 0,
+					       sent_cb, &sent), 0);
+		H_UNTIL(sent >= 4 && rma_stats(c0).bad_replies - i0.bad_replies >= 3, 5000,
+			h_rma_step(&p));
+		amrma_rma_stats_get(t1, &s1);
+		amrma_rma_stats_get(c0, &i1);
 		assert_int_equal(sent, 4);
 		assert_int_equal(s1.bad_replies - s0.bad_replies, 2);
 		assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
@@ -668,66 +617,100 @@ test_put_completion(void **state)
 	}
 
 	/* the completion never arrives (no handler for it): -ETIMEDOUT after the timeout */
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);
-	assert_int_equal(put2(&h2, r2, key, 0, len, 0), -ETIMEDOUT);
+	amrma_am_register(p.h.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);
+	assert_int_equal(put2(&p, key, 0, len, 0), -ETIMEDOUT);
 
 	/* a completion still unacknowledged when the target's engine goes away: the node
 	 * fails it later, into an engine that no longer exists */
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
+	amrma_rma_stats_get(t1, &s0);
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
 		src, len, AMRMA_RMA_F_PIPELINED, NULL, NULL, NULL), 0);
-	step2(&h2, r2);
-	h2.n[0].frozen = true;
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	do {
-		step2(&h2, r2);
-		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
-	} while (s1.completions_sent == s0.completions_sent && rte_get_tsc_cycles() < end);
+	h_rma_step(&p);
+	p.h.n[0].frozen = true;
+	H_UNTIL(rma_stats(t1).completions_sent != s0.completions_sent, 5000, h_rma_step(&p));
+	amrma_rma_stats_get(t1, &s1);
 	assert_int_equal(s1.completions_sent - s0.completions_sent, 1);
-	amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	h_rma_destroy(&p);
 }
 
-/* completions node 1 sent for hand-made puts: (handle, status) */
-static uint64_t dones[8][2];
-static unsigned int nb_dones;
-
-static int
-done_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	     void *arg)
+static void
+count_done(struct amrma_ctx *ctx, void *arg, int status)
 {
 	RTE_SET_USED(ctx);
-	RTE_SET_USED(tok);
-	RTE_SET_USED(arg);
-	if (nb_dones < RTE_DIM(dones) && msg->nargs >= 2) {
-		dones[nb_dones][0] = msg->args[0];
-		dones[nb_dones][1] = msg->args[1];
-		nb_dones++;
-	}
-	return 0;
+	RTE_SET_USED(status);
+	(*(int *)arg)++;
 }
 
-/* Step h until `want` hand-made messages left (*sent) and want_dones PUT_DONEs came (5 s). */
+/*
+ * Node 0 stands in for an initiator's RMA layer, its messages made by hand (an engine
+ * created in this process would not repeat an old life's handles): node 1 runs an engine
+ * with completion_slots slots (0: the default), 8 KiB of target are zeroed and
+ * registered writable, src has pattern seed and node 0's PUT_DONEs go to dones (NULL:
+ * nowhere).
+ */
 static void
-wait_sent(struct harness *h, const int *sent, int want, unsigned int want_dones)
+by_hand_setup(struct h_rma *p, uint32_t completion_slots, struct h_capture *dones,
+	      uint32_t seed)
 {
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	struct amrma_rma_conf rc;
 
-	while ((*sent < want || nb_dones < want_dones) && rte_get_tsc_cycles() < end)
-		h_step(h);
+	amrma_rma_conf_defaults(&rc);
+	if (completion_slots != 0)
+		rc.completion_slots = completion_slots;
+	assert_int_equal(h_rma_create(p, 2, 1, NULL, &rc, H_RMA_NODE(1)), 0);
+	memset(target, 0, 8192);
+	h_fill(src, 8192, seed);
+	assert_int_equal(h_rma_register(p, target, 8192, AMRMA_REGION_WRITE), 0);
+	if (dones != NULL)
+		amrma_am_register(p->h.n[0].node, AMRMA_RMA_H_PUT_DONE, h_capture_handler,
+				  dones);
 }
 
-/* one 16-byte chunk of a one-way put, by hand */
+/* the k-th completion node 0 was sent names the put of handle and ends it with status */
 static void
-put1_chunk(struct amrma_ctx *c, uint64_t key, uint64_t off, uint64_t total, uint64_t handle,
-	   int *sent)
+assert_done(const struct h_capture *dones, unsigned int k, uint64_t handle, int status)
 {
-	uint64_t a[4] = { key, off, total, handle };
+	assert_true(k < dones->n && k < H_CAPTURE_MAX);
+	assert_true(dones->args[k][0] == handle);
+	assert_true(dones->args[k][1] == (uint64_t)(int64_t)status);
+}
 
-	assert_int_equal(amrma_am_send(c, (struct amrma_ep){ .node = 1 }, AMRMA_RMA_H_PUT1, a, 4,
-				       src + off, 16, sent_cb, sent), 0);
+/* The end of a test whose operations all ended: nothing holds the region. */
+static void
+release_and_destroy(struct h_rma *p)
+{
+	assert_int_equal(h_rma_deregister(p, NULL, NULL), 0);
+	h_rma_destroy(p);
+}
+
+/* one 16-byte chunk of a one-way put from node 0's context 0, by hand */
+static void
+put1_chunk(struct h_rma *p, uint64_t off, uint64_t total, uint64_t handle, int *sent)
+{
+	uint64_t a[4] = { p->key, off, total, handle };
+
+	assert_int_equal(amrma_am_send(h_ctx(&p->h, 0, 0), (struct amrma_ep){ .node = 1 },
+				       AMRMA_RMA_H_PUT1, a, 4, src + off, 16, sent_cb, sent), 0);
+}
+
+/* node 0's request to node 1's handler, by hand: *sent counts it acknowledged */
+static void
+request1(struct h_rma *p, uint16_t handler, uint64_t *a, uint8_t nargs, const void *data,
+	 uint16_t len, int *sent)
+{
+	assert_int_equal(amrma_am_request(h_ctx(&p->h, 0, 0), (struct amrma_ep){ .node = 1 },
+					  handler, a, nargs, data, len, sent_cb, sent), 0);
+}
+
+/*
+ * A request from node `from` to a handler node `to` does not have (*done counts it
+ * answered): all it does is let `to` hear from the present life of `from`.
+ */
+static void
+hello(struct harness *h, unsigned int from, unsigned int to, int *done)
+{
+	assert_int_equal(amrma_am_request(h_ctx(h, from, 0), (struct amrma_ep){ .node = to },
+		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, done), 0);
 }
 
 /*
@@ -741,66 +724,43 @@ static void
 test_refused_put_stays_refused(void **state)
 {
 	const uint64_t ha = UINT64_C(1) << 63 | 1, hb = UINT64_C(1) << 63 | 2;
-	struct amrma_rma_conf rc;
+	struct h_capture dones = { 0 };
 	struct amrma_rma_stats s0, s1;
-	struct amrma_region *reg;
-	struct amrma_ctx *c0;
-	struct amrma_rma *rma;
-	struct harness h2;
-	uint64_t key, i;
+	struct h_rma p;
+	uint64_t i;
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	amrma_rma_conf_defaults(&rc);
-	rc.completion_slots = 1;
-	assert_int_equal(amrma_rma_create(h2.n[1].node, &rc, &rma), 0);
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
-	nb_dones = 0;
-	c0 = h_ctx(&h2, 0, 0);
-	memset(target, 0, 8192);
-	h_fill(src, 8192, 51);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+	by_hand_setup(&p, 1, &dones, 51);
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &s0);
 	/* A: 32 bytes at 0; B: 48 bytes at 4096; in order A0 B0 A1 B1 B2 (B's refusal
 	 * sent before A's completion: the queue of completions holds completion_slots) */
-	put1_chunk(c0, key, 0, 32, ha, &sent);
-	put1_chunk(c0, key, 4096, 48, hb, &sent);
-	wait_sent(&h2, &sent, 0, 1);
-	put1_chunk(c0, key, 16, 32, ha, &sent);
-	put1_chunk(c0, key, 4096 + 16, 48, hb, &sent);
-	put1_chunk(c0, key, 4096 + 32, 48, hb, &sent);
-	wait_sent(&h2, &sent, 5, 2);
-	h_run_for(&h2, 20);
+	put1_chunk(&p, 0, 32, ha, &sent);
+	put1_chunk(&p, 4096, 48, hb, &sent);
+	H_UNTIL(dones.n >= 1, 5000, h_step(&p.h));
+	put1_chunk(&p, 16, 32, ha, &sent);
+	put1_chunk(&p, 4096 + 16, 48, hb, &sent);
+	put1_chunk(&p, 4096 + 32, 48, hb, &sent);
+	H_UNTIL(sent >= 5 && dones.n >= 2, 5000, h_step(&p.h));
+	h_run_for(&p.h, 20);
 	assert_int_equal(sent, 5);
-	assert_int_equal(nb_dones, 2);
-	assert_true(dones[0][0] == hb && (int)(int64_t)dones[0][1] == -ENOSPC);
-	assert_true(dones[1][0] == ha && dones[1][1] == 0);
+	assert_int_equal(dones.n, 2);
+	assert_done(&dones, 0, hb, -ENOSPC);
+	assert_done(&dones, 1, ha, 0);
 	assert_memory_equal(target, src, 32);
 	for (i = 4096; i < 8192; i++)
 		if (target[i] != 0)
 			fail_msg("byte %" PRIu64 " of a refused put was placed", i);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &s1);
 	assert_int_equal(s1.completion_full - s0.completion_full, 3);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_track, 0);
 	/* all of B came: its handle is free again (a later generation may repeat it) */
-	put1_chunk(c0, key, 4096, 16, hb, &sent);
-	wait_sent(&h2, &sent, 6, 3);
-	assert_int_equal(nb_dones, 3);
-	assert_true(dones[2][0] == hb && dones[2][1] == 0);
+	put1_chunk(&p, 4096, 16, hb, &sent);
+	H_UNTIL(sent >= 6 && dones.n >= 3, 5000, h_step(&p.h));
+	assert_int_equal(dones.n, 3);
+	assert_done(&dones, 2, hb, 0);
 	assert_memory_equal(target + 4096, src + 4096, 16);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
-}
-
-static void
-count_done(struct amrma_ctx *ctx, void *arg, int status)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(status);
-	(*(int *)arg)++;
+	release_and_destroy(&p);
 }
 
 /*
@@ -808,47 +768,36 @@ count_done(struct amrma_ctx *ctx, void *arg, int status)
  * first pipelined put carries the handle of the put its old life left half sent. The
  * target must not count the new put's chunks into the old put's entry: before, a put of
  * another length was answered -EPROTO (its bytes placed nonetheless) and the entry of
- * its later chunks lingered. Chunks sent by hand: an engine created in this process
- * would not repeat the old handles.
+ * its later chunks lingered.
  */
 static void
 test_put_after_initiator_restart(void **state)
 {
 	const uint64_t h = UINT64_C(1) << 63 | 5;
-	struct amrma_rma *rma;
-	struct amrma_region *reg;
-	struct harness h2;
-	uint64_t key, i;
+	struct h_capture dones = { 0 };
+	struct h_rma p;
+	uint64_t i;
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
-	memset(target, 0, 8192);
-	h_fill(src, 8192, 61);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	by_hand_setup(&p, 0, NULL, 61);
 	/* the old life: the first 16 of 32 bytes reach the target, then the node dies */
-	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 32, h, &sent);
-	wait_sent(&h2, &sent, 1, 0);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 1);
-	assert_int_equal(h_restart_node(&h2, 0), 0);
+	put1_chunk(&p, 0, 32, h, &sent);
+	H_UNTIL(sent >= 1, 5000, h_step(&p.h));
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_track, 1);
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
 	/* the new life: 48 bytes at 4096 under the same handle */
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
-	nb_dones = 0;
+	amrma_am_register(p.h.n[0].node, AMRMA_RMA_H_PUT_DONE, h_capture_handler, &dones);
 	for (i = 0; i < 3; i++)
-		put1_chunk(h_ctx(&h2, 0, 0), key, 4096 + 16 * i, 48, h, &sent);
-	wait_sent(&h2, &sent, 4, 1);
-	h_run_for(&h2, 10);
-	assert_int_equal(nb_dones, 1);
-	assert_true(dones[0][0] == h);
-	assert_int_equal((int)(int64_t)dones[0][1], 0);
+		put1_chunk(&p, 4096 + 16 * i, 48, h, &sent);
+	H_UNTIL(sent >= 4 && dones.n >= 1, 5000, h_step(&p.h));
+	h_run_for(&p.h, 10);
+	assert_int_equal(dones.n, 1);
+	assert_done(&dones, 0, h, 0);
 	assert_memory_equal(target + 4096, src + 4096, 48);
 	/* nothing of the old life is left counting */
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_track, 0);
+	release_and_destroy(&p);
 }
 
 /*
@@ -859,33 +808,21 @@ test_put_after_initiator_restart(void **state)
 static void
 test_put_entry_dropped_on_initiator_restart(void **state)
 {
-	struct amrma_rma *rma;
-	struct amrma_region *reg;
-	struct harness h2;
-	uint64_t key, end;
+	struct h_rma p;
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
-	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 32, UINT64_C(1) << 63 | 5, &sent);
-	wait_sent(&h2, &sent, 1, 0);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 1);
-	assert_int_equal(h_restart_node(&h2, 0), 0);
-	/* the new life asks node 1 something else (a handler node 1 does not have) */
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, &sent), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
-	while ((sent < 2 || rc_of(h_ctx(&h2, 1, 0))->nb_track != 0) &&
-	       rte_get_tsc_cycles() < end)
-		h_step(&h2);
+	by_hand_setup(&p, 0, NULL, 62);
+	put1_chunk(&p, 0, 32, UINT64_C(1) << 63 | 5, &sent);
+	H_UNTIL(sent >= 1, 5000, h_step(&p.h));
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_track, 1);
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
+	/* the new life asks node 1 something else */
+	hello(&p.h, 0, 1, &sent);
+	H_UNTIL(sent >= 2 && rc_of(h_ctx(&p.h, 1, 0))->nb_track == 0, 2000, h_step(&p.h));
 	assert_int_equal(sent, 2);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_track, 0);
+	release_and_destroy(&p);
 }
 
 /*
@@ -898,59 +835,30 @@ static void
 test_put_done_not_sent_to_next_life(void **state)
 {
 	const uint64_t h = UINT64_C(1) << 63 | 5;
-	struct amrma_rma *rma;
-	struct amrma_region *reg;
-	struct harness h2;
-	uint64_t key;
+	struct h_capture dones = { 0 };
+	struct h_rma p;
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
-	memset(target, 0, 8192);
-	h_fill(src, 8192, 65);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	by_hand_setup(&p, 0, NULL, 65);
 	/* node 1 polls once both lives' chunks wait for it */
-	h2.n[1].polled_elsewhere = true;
-	put1_chunk(h_ctx(&h2, 0, 0), key, 0, 16, h, &sent);	/* all of the old put */
-	h_step(&h2);
-	assert_int_equal(h_restart_node(&h2, 0), 0);
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
-	nb_dones = 0;
-	put1_chunk(h_ctx(&h2, 0, 0), key, 4096, 32, h, &sent);	/* half of the new one */
-	h_step(&h2);
-	h2.n[1].polled_elsewhere = false;
-	h_run_for(&h2, 20);
-	assert_int_equal(nb_dones, 0);
-	put1_chunk(h_ctx(&h2, 0, 0), key, 4096 + 16, 32, h, &sent);
-	wait_sent(&h2, &sent, 0, 1);
-	h_run_for(&h2, 10);
-	assert_int_equal(nb_dones, 1);
-	assert_true(dones[0][0] == h && dones[0][1] == 0);
+	p.h.n[1].polled_elsewhere = true;
+	put1_chunk(&p, 0, 16, h, &sent);	/* all of the old put */
+	h_step(&p.h);
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
+	amrma_am_register(p.h.n[0].node, AMRMA_RMA_H_PUT_DONE, h_capture_handler, &dones);
+	put1_chunk(&p, 4096, 32, h, &sent);	/* half of the new one */
+	h_step(&p.h);
+	p.h.n[1].polled_elsewhere = false;
+	h_run_for(&p.h, 20);
+	assert_int_equal(dones.n, 0);
+	put1_chunk(&p, 4096 + 16, 32, h, &sent);
+	H_UNTIL(dones.n >= 1, 5000, h_step(&p.h));
+	h_run_for(&p.h, 10);
+	assert_int_equal(dones.n, 1);
+	assert_done(&dones, 0, h, 0);
 	assert_memory_equal(target + 4096, src + 4096, 32);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
-}
-
-/* CTS node 1 sent to node 0: (tag, receive id) */
-static uint64_t cts_got[4][2];
-static unsigned int nb_cts_got;
-
-static int
-cts_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	    void *arg)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(tok);
-	RTE_SET_USED(arg);
-	if (nb_cts_got < RTE_DIM(cts_got) && msg->nargs >= 2) {
-		cts_got[nb_cts_got][0] = msg->args[0];
-		cts_got[nb_cts_got][1] = msg->args[1];
-		nb_cts_got++;
-	}
-	return 0;
+	release_and_destroy(&p);
 }
 
 /*
@@ -959,89 +867,57 @@ cts_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_m
  * operations afresh) and length, to another place. The old life's request must not be
  * served to the new life: before, the target posted a receive over the OLD range and
  * sent its CTS to the new life, whose data then went there, where nobody asked for them.
- * Messages sent by hand: an engine created in this process would not repeat the tag.
  */
 static void
 test_rndv_put_after_initiator_restart(void **state)
 {
 	const uint64_t tag = UINT64_C(1) << 63 | 9;
-	struct amrma_rma *rma;
-	struct amrma_region *reg;
-	struct harness h2;
-	uint64_t key, end, a[4];
+	struct h_capture cts = { 0 };	/* (tag, receive id) of each CTS */
+	struct h_rma p;
+	uint64_t a[4];
 	unsigned int i;
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
-	memset(target, 0, 8192);
-	h_fill(src, 64, 81);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
+	by_hand_setup(&p, 0, NULL, 81);
 	/* the old life: 64 bytes at 0, accepted, queued (node 1's progress does not run) */
-	a[0] = key;
+	a[0] = p.key;
 	a[1] = 0;
 	a[2] = 64;
 	a[3] = tag;
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-		AMRMA_RMA_H_RTS, a, 4, NULL, 0, sent_cb, &sent), 0);
-	wait_sent(&h2, &sent, 1, 0);
+	request1(&p, AMRMA_RMA_H_RTS, a, 4, NULL, 0, &sent);
+	H_UNTIL(sent >= 1, 5000, h_step(&p.h));
 	assert_int_equal(sent, 1);
-	assert_int_equal(h_restart_node(&h2, 0), 0);
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
 	/* the new life: 64 bytes at 4096 under the same tag */
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_CTS, cts_capture, NULL);
-	nb_cts_got = 0;
+	amrma_am_register(p.h.n[0].node, AMRMA_RMA_H_CTS, h_capture_handler, &cts);
 	a[1] = 4096;
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-		AMRMA_RMA_H_RTS, a, 4, NULL, 0, sent_cb, &sent), 0);
-	wait_sent(&h2, &sent, 2, 0);
+	request1(&p, AMRMA_RMA_H_RTS, a, 4, NULL, 0, &sent);
+	H_UNTIL(sent >= 2, 5000, h_step(&p.h));
 	assert_int_equal(sent, 2);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (nb_cts_got < 1 && rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(rma);
-	}
-	h_run_for(&h2, 20);
-	amrma_rma_progress(rma);
-	h_run_for(&h2, 20);
+	H_UNTIL(cts.n >= 1, 5000, h_rma_step(&p));
+	h_run_for(&p.h, 20);
+	amrma_rma_progress(p.r[1]);
+	h_run_for(&p.h, 20);
 	/* the new life sends its data to every receive it was told of */
-	assert_true(nb_cts_got >= 1);
-	for (i = 0; i < nb_cts_got; i++) {
-		uint64_t d[4] = { tag, 0, 64, cts_got[i][1] };
+	assert_true(cts.n >= 1);
+	for (i = 0; i < cts.n && i < H_CAPTURE_MAX; i++) {
+		uint64_t d[4] = { tag, 0, 64, cts.args[i][1] };
 
-		assert_int_equal(cts_got[i][0], tag);
-		assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-			AMRMA_RMA_H_TDATA, d, 4, src, 64, sent_cb, &sent), 0);
+		assert_int_equal(cts.args[i][0], tag);
+		request1(&p, AMRMA_RMA_H_TDATA, d, 4, src, 64, &sent);
 	}
-	h_run_for(&h2, 20);
-	amrma_rma_progress(rma);
-	h_run_for(&h2, 20);
+	h_run_for(&p.h, 20);
+	amrma_rma_progress(p.r[1]);
+	h_run_for(&p.h, 20);
 	assert_memory_equal(target + 4096, src, 64);
 	for (i = 0; i < 64; i++)
 		if (target[i] != 0)
 			fail_msg("byte %u written for the initiator's earlier life", i);
-	assert_int_equal(nb_cts_got, 1);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_rx_used, 0);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->st.stale_requests, 1);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
-}
-
-/* tagged data node 0 received (its handler, by hand) */
-static unsigned int nb_tdata_got;
-
-static int
-tdata_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	      void *arg)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(tok);
-	RTE_SET_USED(msg);
-	RTE_SET_USED(arg);
-	nb_tdata_got++;
-	return 0;
+	assert_int_equal(cts.n, 1);
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_rx_used, 0);
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->st.stale_requests, 1);
+	release_and_destroy(&p);
 }
 
 /*
@@ -1054,46 +930,38 @@ tdata_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 static void
 test_rndv_get_data_not_sent_to_next_life(void **state)
 {
-	struct amrma_rma *rma;
-	struct amrma_region *reg;
-	struct harness h2;
-	uint64_t key, a[6];
+	struct h_capture tdata = { 0 };	/* tagged data node 0 received */
+	struct h_rma p;
+	uint64_t a[6];
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
+	assert_int_equal(h_rma_create(&p, 2, 1, NULL, NULL, H_RMA_NODE(1)), 0);
 	h_fill(target, 1 << 20, 67);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 1 << 20,
-					       AMRMA_REGION_READ, &reg, &key), 0);
+	assert_int_equal(h_rma_register(&p, target, 1 << 20, AMRMA_REGION_READ), 0);
 	/* the old life asks for 100000 bytes (key, offset, length, tag, its context, its
 	 * receive); node 1 queues it */
-	a[0] = key;
+	a[0] = p.key;
 	a[1] = 0;
 	a[2] = 100000;
 	a[3] = UINT64_C(1) << 63;
 	a[4] = 0;
 	a[5] = 0;
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-		AMRMA_RMA_H_RGET, a, 6, NULL, 0, sent_cb, &sent), 0);
-	wait_sent(&h2, &sent, 1, 0);
+	request1(&p, AMRMA_RMA_H_RGET, a, 6, NULL, 0, &sent);
+	H_UNTIL(sent >= 1, 5000, h_step(&p.h));
 	assert_int_equal(sent, 1);
-	assert_int_equal(h_restart_node(&h2, 0), 0);
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_TDATA, tdata_capture, NULL);
-	nb_tdata_got = 0;
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
+	amrma_am_register(p.h.n[0].node, AMRMA_RMA_H_TDATA, h_capture_handler, &tdata);
 	/* node 1 sets the send up, then hears from the new life */
-	assert_int_equal(amrma_rma_progress(rma), 1);
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, &sent), 0);
-	wait_sent(&h2, &sent, 2, 0);
+	assert_int_equal(amrma_rma_progress(p.r[1]), 1);
+	hello(&p.h, 0, 1, &sent);
+	H_UNTIL(sent >= 2, 5000, h_step(&p.h));
 	assert_int_equal(sent, 2);
-	h_run_for(&h2, 20);
-	assert_int_equal(nb_tdata_got, 0);
+	h_run_for(&p.h, 20);
+	assert_int_equal(tdata.n, 0);
 	/* the send ended, and let go of the region */
-	assert_int_equal(amrma_rma_outstanding(h_ctx(&h2, 1, 0)), 0);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&p.h, 1, 0)), 0);
+	release_and_destroy(&p);
 }
 
 /*
@@ -1105,46 +973,31 @@ test_rndv_get_data_not_sent_to_next_life(void **state)
 static void
 test_rndv_receive_dropped_on_initiator_restart(void **state)
 {
-	struct amrma_region *reg;
-	struct amrma_rma *r2[2];
-	struct harness h2;
+	struct h_rma p;
 	int st[2] = { 1, 1 };
-	uint64_t key, end;
-	unsigned int i;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, NULL, &r2[i]), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
-		AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(h_rma_create(&p, 2, 1, NULL, NULL, H_RMA_ALL), 0);
+	assert_int_equal(h_rma_register(&p, target, 1 << 20, AMRMA_REGION_WRITE), 0);
 	/* the RTS leaves at once; then node 0 hangs */
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
-		src, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[0], NULL), 0);
-	h2.n[0].frozen = true;
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (rc_of(h_ctx(&h2, 1, 0))->nb_rx_used == 0 && rte_get_tsc_cycles() < end)
-		step2(&h2, r2);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_rx_used, 1);
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
+		0, src, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[0], NULL), 0);
+	p.h.n[0].frozen = true;
+	H_UNTIL(rc_of(h_ctx(&p.h, 1, 0))->nb_rx_used != 0, 5000, h_rma_step(&p));
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_rx_used, 1);
 	/* it comes back and speaks to node 1 */
-	amrma_rma_destroy(r2[0]);
+	amrma_rma_destroy(p.r[0]);
 	assert_int_equal(st[0], -ECANCELED);
-	assert_int_equal(h_restart_node(&h2, 0), 0);
-	h2.n[0].frozen = false;
-	assert_int_equal(amrma_rma_create(h2.n[0].node, NULL, &r2[0]), 0);
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
+	p.h.n[0].frozen = false;
+	assert_int_equal(amrma_rma_create(p.h.n[0].node, NULL, &p.r[0]), 0);
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
 		200000, src, 8, AMRMA_RMA_F_SHORT, c2_cb, &st[1], NULL), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
-	while ((st[1] == 1 || rc_of(h_ctx(&h2, 1, 0))->nb_rx_used != 0) &&
-	       rte_get_tsc_cycles() < end)
-		step2(&h2, r2);
+	H_UNTIL(st[1] != 1 && rc_of(h_ctx(&p.h, 1, 0))->nb_rx_used == 0, 2000, h_rma_step(&p));
 	assert_int_equal(st[1], 0);
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_rx_used, 0);
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_rx_used, 0);
 	/* nothing holds the region: released at once */
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	release_and_destroy(&p);
 }
 
 /*
@@ -1160,47 +1013,43 @@ test_completions_not_dropped(void **state)
 {
 	const uint64_t h[3] = { UINT64_C(1) << 63 | 1, UINT64_C(1) << 63 | 2,
 				UINT64_C(1) << 63 | 3 };
-	struct amrma_rma_conf rc;
+	struct h_capture dones = { 0 };
 	struct amrma_rma_stats s0, s1;
-	struct amrma_region *reg;
-	struct amrma_ctx *c0;
-	struct amrma_rma *rma;
-	struct harness h2;
-	uint64_t key;
+	struct h_rma p;
 	unsigned int k, i;
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	amrma_rma_conf_defaults(&rc);
-	rc.completion_slots = 1;
-	assert_int_equal(amrma_rma_create(h2.n[1].node, &rc, &rma), 0);
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, done_capture, NULL);
-	nb_dones = 0;
-	c0 = h_ctx(&h2, 0, 0);
-	memset(target, 0, 8192);
-	h_fill(src, 8192, 52);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), target, 8192,
-					       AMRMA_REGION_WRITE, &reg, &key), 0);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s0);
+	by_hand_setup(&p, 1, &dones, 52);
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &s0);
 	for (k = 0; k < 3; k++)
-		put1_chunk(c0, key, 1024 * k, 16, h[k], &sent);
-	wait_sent(&h2, &sent, 3, 3);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &s1);
+		put1_chunk(&p, 1024 * k, 16, h[k], &sent);
+	H_UNTIL(sent >= 3 && dones.n >= 3, 5000, h_step(&p.h));
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &s1);
 	assert_int_equal(s1.completion_drops - s0.completion_drops, 0);
-	assert_int_equal(nb_dones, 3);
+	assert_int_equal(dones.n, 3);
 	for (k = 0; k < 3; k++) {
-		int st = (int)(int64_t)dones[k][1];
+		int st = (int)(int64_t)dones.args[k][1];
 
-		assert_true(dones[k][0] == h[k]);
+		assert_done(&dones, k, h[k], st);
 		assert_true(st == 0 || (k > 0 && st == -ENOSPC));
 		for (i = 0; i < 16; i++)
 			assert_int_equal(target[1024 * k + i], st == 0 ? src[1024 * k + i] : 0);
 	}
-	assert_int_equal(rc_of(h_ctx(&h2, 1, 0))->nb_track, 0);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), reg, NULL, NULL), 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
+	assert_int_equal(rc_of(h_ctx(&p.h, 1, 0))->nb_track, 0);
+	release_and_destroy(&p);
+}
+
+/*
+ * Two nodes with engines of conf rc (NULL: the defaults) and 1 MiB of target registered
+ * at node 1, readable and writable.
+ */
+static void
+pair_setup(struct h_rma *p, const struct amrma_rma_conf *rc)
+{
+	assert_int_equal(h_rma_create(p, 2, 1, NULL, rc, H_RMA_ALL), 0);
+	assert_int_equal(h_rma_register(p, target, 1 << 20,
+					AMRMA_REGION_WRITE | AMRMA_REGION_READ), 0);
 }
 
 /* The RMA queue is bounded: with the progress engine stopped, rendezvous requests beyond
@@ -1209,45 +1058,26 @@ static void
 test_queue_bound(void **state)
 {
 	struct amrma_rma_conf rc;
-	struct harness h2;
-	struct amrma_rma *r2[2];
 	struct conc c = { 0 };
-	struct amrma_region *reg;
-	uint64_t key, end;
-	unsigned int i, busy = 0, ok = 0;
-	int issued = 0;
+	struct h_rma p;
+	unsigned int i;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.queue_size = 8;
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
-		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
-	for (i = 0; i < 40; i++, issued++)
-		assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
-			key, i * 1000, src, 1000, AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL), 0);
+	pair_setup(&p, &rc);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 },
+			p.key, i * 1000, src, 1000, AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL), 0);
 	/* node 1's progress engine does not run: its queue fills up */
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
-	while (c.done < 40 - 8 && rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(r2[0]);
-	}
-	busy = c.errors;
-	assert_int_equal(busy, 40 - 8);
+	p.stalled = H_RMA_NODE(1);
+	H_UNTIL(c.done >= 40 - 8, 10000, h_rma_step(&p));
+	assert_int_equal(c.errors, 40 - 8);
 	/* now let it run: the 8 queued ones complete */
-	while (c.done < 40 && rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(r2[0]);
-		amrma_rma_progress(r2[1]);
-	}
-	ok = c.done - c.errors;
-	assert_int_equal(ok, 8);
-	amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	p.stalled = 0;
+	H_UNTIL(c.done >= 40, 10000, h_rma_step(&p));
+	assert_int_equal(c.done - c.errors, 8);
+	h_rma_destroy(&p);
 }
 
 /* A target that accepts a rendezvous and then goes quiet: the initiator fails with
@@ -1256,58 +1086,35 @@ static void
 test_rendezvous_timeout(void **state)
 {
 	struct amrma_rma_conf rc;
-	struct harness h2;
-	struct amrma_rma *r2[2];
-	struct amrma_region *reg;
 	struct amrma_rma_stats st;
 	amrma_rma_req_t put, get;
-	uint64_t key, end;
+	struct h_rma p;
 	int status = 0;
-	unsigned int i;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_timeout_ms = 50;
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
-		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
-		src, 100000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &put), 0);
-	assert_int_equal(amrma_rma_get(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
-		dst, 100000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &get), 0);
+	pair_setup(&p, &rc);
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
+		0, src, 100000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &put), 0);
+	assert_int_equal(amrma_rma_get(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
+		0, dst, 100000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &get), 0);
 	/* node 1 answers AM but its progress engine never runs */
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (amrma_rma_test(h_ctx(&h2, 0, 0), put, &status) == 0 &&
-	       rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(r2[0]);
-	}
+	p.stalled = H_RMA_NODE(1);
+	h_rma_wait(&p, h_ctx(&p.h, 0, 0), put, 5000, &status);
 	assert_int_equal(status, -ETIMEDOUT);
-	while (amrma_rma_test(h_ctx(&h2, 0, 0), get, &status) == 0 &&
-	       rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(r2[0]);
-	}
+	h_rma_wait(&p, h_ctx(&p.h, 0, 0), get, 5000, &status);
 	assert_int_equal(status, -ETIMEDOUT);
 	/* the target wakes up: its late CTS and data are refused, its receive expires */
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 5;
-	while (rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(r2[0]);
-		amrma_rma_progress(r2[1]);
-	}
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &st);
+	p.stalled = 0;
+	h_rma_run_for(&p, 200);
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &st);
 	assert_true(st.rndv_timeouts >= 1);
 	/* nothing holds the region any more: it is released at once */
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
-	assert_int_equal(amrma_rma_outstanding(h_ctx(&h2, 1, 0)), 0);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	assert_int_equal(h_rma_deregister(&p, NULL, NULL), 0);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&p.h, 1, 0)), 0);
+	h_rma_destroy(&p);
 }
-
 
 /*
  * Operations whose target took their requests and is to answer later on its own (the
@@ -1319,58 +1126,45 @@ test_rendezvous_timeout(void **state)
 static void
 test_target_restart_fails_waiting_ops(void **state)
 {
-	struct amrma_region *reg;
-	struct amrma_rma *r2[2];
-	struct harness h2;
+	struct h_rma p;
 	int st[3] = { 1, 1, 1 }, heard = 0;
-	uint64_t key, end, t0;
+	uint64_t t0;
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, NULL, &r2[i]), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
-		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+	pair_setup(&p, NULL);
 	/* the pipelined put's completion is lost on the way, and so are the rendezvous
 	 * cancels that node 1's engine sends when it is destroyed: the restart alone
 	 * must end the three */
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);
-	amrma_am_register(h2.n[0].node, AMRMA_RMA_H_RNDV_CANCEL, NULL, NULL);
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
-		src, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[0], NULL), 0);
-	assert_int_equal(amrma_rma_get(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key, 0,
-		dst, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[1], NULL), 0);
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	amrma_am_register(p.h.n[0].node, AMRMA_RMA_H_PUT_DONE, NULL, NULL);
+	amrma_am_register(p.h.n[0].node, AMRMA_RMA_H_RNDV_CANCEL, NULL, NULL);
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
+		0, src, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[0], NULL), 0);
+	assert_int_equal(amrma_rma_get(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
+		0, dst, 100000, AMRMA_RMA_F_RENDEZVOUS, c2_cb, &st[1], NULL), 0);
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
 		200000, src, 3 * (uint64_t)mtu, AMRMA_RMA_F_PIPELINED, c2_cb, &st[2], NULL), 0);
 	/* node 1 takes the requests; its progress engine does not run */
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 10;
-	while (rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(r2[0]);
-	}
-	assert_int_equal(amrma_ctx_outstanding(h_ctx(&h2, 0, 0)), 0);
+	p.stalled = H_RMA_NODE(1);
+	h_rma_run_for(&p, 100);
+	p.stalled = 0;
+	assert_int_equal(amrma_ctx_outstanding(h_ctx(&p.h, 0, 0)), 0);
 	assert_true(st[0] == 1 && st[1] == 1 && st[2] == 1);
 	/* node 1 restarts and speaks to node 0 */
-	amrma_rma_destroy(r2[1]);
-	assert_int_equal(h_restart_node(&h2, 1), 0);
-	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &r2[1]), 0);
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 1, 0), (struct amrma_ep){ .node = 0 },
-		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, count_done, &heard), 0);
+	amrma_rma_destroy(p.r[1]);
+	p.reg = NULL;	/* gone with the engine's region table */
+	assert_int_equal(h_restart_node(&p.h, 1), 0);
+	assert_int_equal(amrma_rma_create(p.h.n[1].node, NULL, &p.r[1]), 0);
+	hello(&p.h, 1, 0, &heard);
 	t0 = rte_get_tsc_cycles();
-	end = t0 + rte_get_tsc_hz() * 12;
-	while ((st[0] == 1 || st[1] == 1 || st[2] == 1 || heard == 0) &&
-	       rte_get_tsc_cycles() < end)
-		step2(&h2, r2);
+	H_UNTIL(st[0] != 1 && st[1] != 1 && st[2] != 1 && heard != 0, 12000, h_rma_step(&p));
 	/* well before the rendezvous timeout */
 	assert_true((rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz() < 2000);
 	assert_int_equal(heard, 1);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(st[i], -ECONNRESET);
-	assert_int_equal(amrma_rma_outstanding(h_ctx(&h2, 0, 0)), 0);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	assert_int_equal(amrma_rma_outstanding(h_ctx(&p.h, 0, 0)), 0);
+	h_rma_destroy(&p);
 }
 
 /* a copy engine whose every copy fails (a DMA error) */
@@ -1389,12 +1183,9 @@ static struct amrma_copy_engine fail_engine = { .ops = &fail_copy_ops, .dev_id =
 
 /* steps until ctx has no tagged receive in use; 0 then */
 static unsigned int
-rx_left_after(struct amrma_ctx *ctx, uint64_t ms)
+rx_left_after(struct amrma_ctx *ctx, unsigned int ms)
 {
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * ms;
-
-	while (rc_of(ctx)->nb_rx_used != 0 && rte_get_tsc_cycles() < end)
-		rma_step();
+	H_UNTIL(rc_of(ctx)->nb_rx_used == 0, ms, h_rma_step(&H));
 	return rc_of(ctx)->nb_rx_used;
 }
 
@@ -1406,7 +1197,7 @@ rx_left_after(struct amrma_ctx *ctx, uint64_t ms)
 static void
 test_rndv_place_error(void **state)
 {
-	struct amrma_ctx *c0 = h_ctx(&H, 0, 0), *c1 = h_ctx(&H, 1, 0);
+	struct amrma_ctx *c0 = h_ctx(&H.h, 0, 0), *c1 = h_ctx(&H.h, 1, 0);
 	uint64_t len = 8 * (uint64_t)mtu, t0, took;
 	amrma_rma_req_t req;
 	unsigned int left;
@@ -1417,7 +1208,7 @@ test_rndv_place_error(void **state)
 	/* get: the initiator places the data */
 	assert_int_equal(amrma_rma_set_copy_engine(c0, &fail_engine), 0);
 	t0 = rte_get_tsc_cycles();
-	assert_int_equal(amrma_rma_get(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, dst, len,
+	assert_int_equal(amrma_rma_get(c0, (struct amrma_ep){ .node = 1 }, H.key, 0, dst, len,
 				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
 	status = wait_req(c0, req);
 	took = rte_get_tsc_cycles() - t0;
@@ -1429,7 +1220,7 @@ test_rndv_place_error(void **state)
 	/* put: the target's progress context places it */
 	h_fill(src, len, 61);
 	assert_int_equal(amrma_rma_set_copy_engine(c1, &fail_engine), 0);
-	assert_int_equal(amrma_rma_put(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, src, len,
+	assert_int_equal(amrma_rma_put(c0, (struct amrma_ep){ .node = 1 }, H.key, 0, src, len,
 				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
 	status = wait_req(c0, req);
 	left = rx_left_after(c1, 100);
@@ -1439,29 +1230,13 @@ test_rndv_place_error(void **state)
 	/* the target's tagged send and the initiator's op are gone; both work again */
 	assert_int_equal(rx_left_after(c0, 100), 0);
 	assert_int_equal(amrma_rma_outstanding(c0), 0);
-	assert_int_equal(amrma_rma_put(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, src, len,
+	assert_int_equal(amrma_rma_put(c0, (struct amrma_ep){ .node = 1 }, H.key, 0, src, len,
 				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
 	assert_int_equal(wait_req(c0, req), 0);
-	assert_int_equal(amrma_rma_get(c0, (struct amrma_ep){ .node = 1 }, key_rw, 0, dst, len,
+	assert_int_equal(amrma_rma_get(c0, (struct amrma_ep){ .node = 1 }, H.key, 0, dst, len,
 				       AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
 	assert_int_equal(wait_req(c0, req), 0);
 	assert_memory_equal(dst, src, len);
-}
-
-/* A fake target: records each RGET (tag, initiator context, receive) and refuses it. */
-static uint64_t rget_args[2][6];
-static unsigned int nb_rget;
-
-static int
-rget_refuse(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-	    void *arg)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(tok);
-	RTE_SET_USED(arg);
-	if (nb_rget < 2 && msg->nargs >= 6)
-		memcpy(rget_args[nb_rget++], msg->args, sizeof(rget_args[0]));
-	return -EIO;
 }
 
 struct twice {
@@ -1512,23 +1287,21 @@ static void
 test_rget_reply_after_data(void **state)
 {
 	const uint32_t len = 1000;
+	struct h_capture rget = { .ret = -EIO };	/* node 1 refuses every RGET */
 	struct amrma_rma_conf rc;
 	struct amrma_tag_stats ts;
-	struct amrma_rma *rma;
-	struct harness h2;
 	struct twice t = { 0 };
+	struct h_rma p;
 	uint8_t data[1000];
-	uint64_t args[4], end;
+	uint64_t args[4];
 	int sent = 0;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 2, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_timeout_ms = 100;
-	assert_int_equal(amrma_rma_create(h2.n[0].node, &rc, &rma), 0);
-	amrma_am_register(h2.n[1].node, AMRMA_RMA_H_RGET, rget_refuse, NULL);
-	nb_rget = 0;
-	t.ctx = h_ctx(&h2, 0, 0);
+	assert_int_equal(h_rma_create(&p, 2, 2, NULL, &rc, H_RMA_NODE(0)), 0);
+	amrma_am_register(p.h.n[1].node, AMRMA_RMA_H_RGET, h_capture_handler, &rget);
+	t.ctx = h_ctx(&p.h, 0, 0);
 	t.buf = dst;
 	t.len = len;
 	memset(dst, 0, 2 * len);
@@ -1536,26 +1309,24 @@ test_rget_reply_after_data(void **state)
 	/* to context 1 of the target: its reply travels apart from the data */
 	assert_int_equal(amrma_rma_get(t.ctx, (struct amrma_ep){ .node = 1, .ctx = 1 }, 1, 0,
 				       dst, len, AMRMA_RMA_F_RENDEZVOUS, twice_cb, &t, NULL), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (nb_rget == 0 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
-	assert_int_equal(nb_rget, 1);
-	/* the refusal waits in node 1's queue 1; the data go first, from context 0 */
-	args[0] = rget_args[0][3];
+	H_UNTIL(rget.n != 0, 5000, h_step(&p.h));
+	assert_int_equal(rget.n, 1);
+	/* the refusal waits in node 1's queue 1; the data go first, from context 0, to the
+	 * RGET's tag, initiator context and receive */
+	args[0] = rget.args[0][3];
 	args[1] = 0;
 	args[2] = len;
-	args[3] = rget_args[0][5];
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 1, 0),
-		(struct amrma_ep){ .node = 0, .ctx = (uint8_t)rget_args[0][4] }, AMRMA_RMA_H_TDATA,
+	args[3] = rget.args[0][5];
+	assert_int_equal(amrma_am_request(h_ctx(&p.h, 1, 0),
+		(struct amrma_ep){ .node = 0, .ctx = (uint8_t)rget.args[0][4] }, AMRMA_RMA_H_TDATA,
 		args, 4, data, (uint16_t)len, sent_cb, &sent), 0);
-	amrma_ctx_poll(h_ctx(&h2, 1, 0), 32);
-	move_frames(&h2, 1, 0, 0);
-	move_frames(&h2, 1, 1, 0);
+	amrma_ctx_poll(h_ctx(&p.h, 1, 0), 32);
+	move_frames(&p.h, 1, 0, 0);
+	move_frames(&p.h, 1, 1, 0);
 	amrma_ctx_poll(t.ctx, 32);	/* data and refusal in one burst */
 	/* the second get is refused (-EIO) the usual way */
-	while (t.n < 2 && rte_get_tsc_cycles() < end)
-		h_step(&h2);
-	h_run_for(&h2, 150);
+	H_UNTIL(t.n >= 2, 5000, h_step(&p.h));
+	h_run_for(&p.h, 150);
 	assert_int_equal(t.status[3], 0);
 	assert_int_equal(t.n, 2);
 	assert_int_equal(t.status[0], 0);
@@ -1566,20 +1337,19 @@ test_rget_reply_after_data(void **state)
 	assert_int_equal(amrma_rma_outstanding(t.ctx), 0);
 	amrma_tag_stats_get(rc_of(t.ctx)->tags, &ts);
 	assert_int_equal(ts.posted + ts.in_progress + ts.unexpected, 0);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
+	h_rma_destroy(&p);
 }
 
 /* poll node 0's contexts by hand (ctx 1 only when poll1), the rest as usual */
 static void
-step_ctx0(struct harness *h, struct amrma_rma **r, bool poll1)
+step_ctx0(struct h_rma *p, bool poll1)
 {
-	h_step(h);
-	amrma_ctx_poll(h_ctx(h, 0, 0), 32);
+	h_step(&p->h);
+	amrma_ctx_poll(h_ctx(&p->h, 0, 0), 32);
 	if (poll1)
-		amrma_ctx_poll(h_ctx(h, 0, 1), 32);
-	amrma_rma_progress(r[0]);
-	amrma_rma_progress(r[1]);
+		amrma_ctx_poll(h_ctx(&p->h, 0, 1), 32);
+	amrma_rma_progress(p->r[0]);
+	amrma_rma_progress(p->r[1]);
 }
 
 /*
@@ -1594,56 +1364,46 @@ test_same_tag_two_contexts(void **state)
 	const size_t len = 64 * 1024;
 	struct amrma_rma_conf rc;
 	struct amrma_tag_stats ts;
-	struct amrma_region *reg;
-	struct amrma_rma *r2[2];
-	struct harness h2;
 	amrma_rma_req_t ra, rb;
+	struct h_rma p;
 	int sa = 1, sb = 1, ta = 0, tb = 0, i;
-	uint64_t key, end;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 2, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_timeout_ms = 500;
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
+	assert_int_equal(h_rma_create(&p, 2, 2, NULL, &rc, H_RMA_ALL), 0);
 	memset(target, 0, 2 << 20);
 	h_fill(src, len, 31);
 	h_fill(src + len, len, 32);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 2 << 20,
-		AMRMA_REGION_WRITE, &reg, &key), 0);
-	h2.n[0].polled_elsewhere = true;	/* node 0's contexts: step_ctx0 */
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 1), (struct amrma_ep){ .node = 1 }, key, 0,
-				       src, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &ra), 0);
-	amrma_ctx_poll(h_ctx(&h2, 0, 1), 32);	/* A's RTS leaves... */
+	assert_int_equal(h_rma_register(&p, target, 2 << 20, AMRMA_REGION_WRITE), 0);
+	p.h.n[0].polled_elsewhere = true;	/* node 0's contexts: step_ctx0 */
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 1), (struct amrma_ep){ .node = 1 }, p.key,
+				       0, src, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &ra), 0);
+	amrma_ctx_poll(h_ctx(&p.h, 0, 1), 32);	/* A's RTS leaves... */
 	for (i = 0; i < 50; i++)
-		step_ctx0(&h2, r2, false);	/* ...its receive is posted, its CTS waits */
-	assert_int_equal(amrma_rma_put(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+		step_ctx0(&p, false);	/* ...its receive is posted, its CTS waits */
+	assert_int_equal(amrma_rma_put(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 }, p.key,
 				       1 << 20, src + len, len, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL,
 				       &rb), 0);
 	assert_true(ra == rb);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while ((!ta || !tb) && rte_get_tsc_cycles() < end) {
-		step_ctx0(&h2, r2, tb);		/* B goes first */
+	H_UNTIL(ta && tb, 5000, {
+		step_ctx0(&p, tb);	/* B goes first */
 		if (!ta)
-			ta = amrma_rma_test(h_ctx(&h2, 0, 1), ra, &sa);
+			ta = amrma_rma_test(h_ctx(&p.h, 0, 1), ra, &sa);
 		if (!tb)
-			tb = amrma_rma_test(h_ctx(&h2, 0, 0), rb, &sb);
-	}
+			tb = amrma_rma_test(h_ctx(&p.h, 0, 0), rb, &sb);
+	});
 	assert_int_equal(tb, 1);
 	assert_int_equal(sb, 0);
 	assert_int_equal(ta, 1);
 	assert_int_equal(sa, 0);
 	assert_memory_equal(target, src, len);
 	assert_memory_equal(target + (1 << 20), src + len, len);
-	amrma_tag_stats_get(rc_of(h_ctx(&h2, 1, 0))->tags, &ts);
+	amrma_tag_stats_get(rc_of(h_ctx(&p.h, 1, 0))->tags, &ts);
 	assert_int_equal(ts.posted + ts.in_progress + ts.unexpected, 0);
 	assert_int_equal(ts.completed, 2);
-	h2.n[0].polled_elsewhere = false;
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	p.h.n[0].polled_elsewhere = false;
+	release_and_destroy(&p);
 }
 
 /* Without a protocol flag, puts and gets each pick theirs by their own threshold. */
@@ -1660,50 +1420,38 @@ test_auto_protocol_thresholds(void **state)
 		{ false, 100000, true },	/* over the get threshold */
 		{ false, 30000, false },
 	};
-	struct amrma_rma_conf rc;
-	struct harness h2;
-	struct amrma_rma *r2[2];
-	struct amrma_region *reg;
 	struct amrma_rma_stats st0, st1, t0, t1;
-	uint64_t key;
-	unsigned int i, k;
+	struct amrma_rma_conf rc;
+	struct h_rma p;
+	unsigned int k;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_threshold = 64 << 10;
 	rc.rndv_put_threshold = 256 << 10;
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, &rc, &r2[i]), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
-		AMRMA_REGION_WRITE | AMRMA_REGION_READ, &reg, &key), 0);
+	pair_setup(&p, &rc);
 	for (k = 0; k < RTE_DIM(ops); k++) {
-		struct amrma_ctx *ctx = h_ctx(&h2, 0, 0);
+		struct amrma_ctx *ctx = h_ctx(&p.h, 0, 0);
 		amrma_rma_req_t req;
-		uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 		int status = 0;
 
 		amrma_rma_stats_get(ctx, &st0);
-		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &t0);
+		amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &t0);
 		h_fill(src, ops[k].len, k);
 		if (ops[k].put)
-			assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0,
-				src, ops[k].len, 0, NULL, NULL, &req), 0);
+			assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, p.key,
+				0, src, ops[k].len, 0, NULL, NULL, &req), 0);
 		else
-			assert_int_equal(amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, key, 0,
-				dst, ops[k].len, 0, NULL, NULL, &req), 0);
-		while (amrma_rma_test(ctx, req, &status) == 0 && rte_get_tsc_cycles() < end) {
-			h_step(&h2);
-			amrma_rma_progress(r2[0]);
-			amrma_rma_progress(r2[1]);
-		}
+			assert_int_equal(amrma_rma_get(ctx, (struct amrma_ep){ .node = 1 }, p.key,
+				0, dst, ops[k].len, 0, NULL, NULL, &req), 0);
+		h_rma_wait(&p, ctx, req, 5000, &status);
 		assert_int_equal(status, 0);
 		if (ops[k].put)
 			assert_memory_equal(target, src, ops[k].len);
 		else
 			assert_memory_equal(dst, target, ops[k].len);
 		amrma_rma_stats_get(ctx, &st1);
-		amrma_rma_stats_get(h_ctx(&h2, 1, 0), &t1);
+		amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &t1);
 		if (st1.rndv_ops - st0.rndv_ops != (ops[k].rndv ? 1u : 0u))
 			fail_msg("%s of %u: rendezvous expected %d", ops[k].put ? "put" : "get",
 				 ops[k].len, ops[k].rndv);
@@ -1712,36 +1460,32 @@ test_auto_protocol_thresholds(void **state)
 			assert_int_equal(t1.completions_sent - t0.completions_sent,
 					 ops[k].rndv ? 0 : 1);
 	}
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(r2[i]);
-	h_destroy(&h2);
+	release_and_destroy(&p);
 }
 
 /* The progress engine as an rte_service: rendezvous served only through the service. */
 static void
 test_progress_service(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	amrma_rma_req_t req;
 	uint32_t sid[NODES];
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
-	int status = 0, ret;
+	int status = 0, ret = 0;
 	unsigned int i;
 
 	RTE_SET_USED(state);
 	for (i = 0; i < NODES; i++) {
-		assert_int_equal(amrma_rma_service_register(R[i], &sid[i]), 0);
+		assert_int_equal(amrma_rma_service_register(H.r[i], &sid[i]), 0);
 		assert_int_equal(rte_service_runstate_set(sid[i], 1), 0);
 	}
 	h_fill(src, 300000, 31);
-	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 77, src,
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, H.key, 77, src,
 		300000, AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &req), 0);
-	while ((ret = amrma_rma_test(ctx, req, &status)) == 0 && rte_get_tsc_cycles() < end) {
-		h_step(&H);	/* AM only: progress comes from the services */
+	H_UNTIL((ret = amrma_rma_test(ctx, req, &status)) != 0, 10000, {
+		h_step(&H.h);	/* AM only: progress comes from the services */
 		for (i = 0; i < NODES; i++)
 			assert_int_equal(rte_service_run_iter_on_app_lcore(sid[i], 1), 0);
-	}
+	});
 	assert_int_equal(ret, 1);
 	assert_int_equal(status, 0);
 	assert_memory_equal(target + 77, src, 300000);
@@ -1775,18 +1519,16 @@ ev_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
 static uint64_t
 put_with_events(const uint8_t *from, uint64_t len)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	struct amrma_rma_stats before, after;
 	struct evlog l = { 0 };
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
 
 	amrma_rma_stats_get(ctx, &before);
 	memset(target, 0, len);
-	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0, from, len,
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, H.key, 0, from, len,
 		AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB | AMRMA_RMA_F_PER_PACKET, ev_cb, &l,
 		NULL), 0);
-	while (l.n < 2 && rte_get_tsc_cycles() < end)
-		rma_step();
+	H_UNTIL(l.n >= 2, 10000, h_rma_step(&H));
 	assert_int_equal(l.n, 2);
 	assert_int_equal(l.seq[0], AMRMA_RMA_EV_LOCAL);
 	assert_int_equal(l.seq[1], AMRMA_RMA_EV_DONE);
@@ -1798,6 +1540,16 @@ put_with_events(const uint8_t *from, uint64_t len)
 	return after.zero_copy_chunks - before.zero_copy_chunks;
 }
 
+/* len bytes of EAL memory, which a zero-copy put attaches to its frames */
+static uint8_t *
+eal_alloc(size_t len)
+{
+	uint8_t *p = rte_malloc(NULL, len, 64);
+
+	assert_non_null(p);
+	return p;
+}
+
 /*
  * Zero copy reads EAL memory in place (every chunk attached); heap memory, which a NIC
  * or memif zero-copy could not reach, is copied into the frames and lands the same.
@@ -1806,10 +1558,9 @@ static void
 test_zero_copy_and_events(void **state)
 {
 	uint64_t len = 100 * (uint64_t)mtu + 17;
-	uint8_t *eal_mem = rte_malloc(NULL, len + 1, 64);
+	uint8_t *eal_mem = eal_alloc(len + 1);
 
 	RTE_SET_USED(state);
-	assert_non_null(eal_mem);
 	h_fill(eal_mem + 1, len, 5);	/* odd source alignment */
 	assert_int_equal(put_with_events(eal_mem + 1, len), 101);
 	h_fill(src, len, 6);
@@ -1825,16 +1576,14 @@ test_zero_copy_and_events(void **state)
 static void
 test_zero_copy_port_holds_frames(void **state)
 {
-	struct amrma_net_dev *dev = &H.n[0].dev;
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	uint64_t len = 40 * (uint64_t)mtu + 5;
-	uint8_t *eal_mem = rte_malloc(NULL, len, 64);
+	uint8_t *eal_mem = eal_alloc(len);
 	struct amrma_rma_stats before, after;
 	unsigned int k;
 
 	RTE_SET_USED(state);
-	assert_non_null(eal_mem);
-	hold_port_attach(dev);
+	hold_port_attach(&H.h.n[0].dev);
 	for (k = 0; k < 2; k++) {
 		uint32_t proto = k == 0 ? AMRMA_RMA_F_PIPELINED : AMRMA_RMA_F_RENDEZVOUS;
 		amrma_rma_req_t req;
@@ -1843,7 +1592,7 @@ test_zero_copy_port_holds_frames(void **state)
 		memset(target, 0, len);
 		hold_cleanups = 0;
 		amrma_rma_stats_get(ctx, &before);
-		assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0,
+		assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, H.key, 0,
 					       eal_mem, len, proto, NULL, NULL, &req), 0);
 		/* wait_req() fails the test after 60 s: without the ask, the put never ends */
 		assert_int_equal(wait_req(ctx, req), 0);
@@ -1852,7 +1601,7 @@ test_zero_copy_port_holds_frames(void **state)
 		assert_memory_equal(target, eal_mem, len);
 		assert_true(hold_cleanups > 0);
 	}
-	hold_port_detach(dev);
+	hold_port_detach(&H.h.n[0].dev);
 	rte_free(eal_mem);
 }
 
@@ -1863,11 +1612,9 @@ test_zero_copy_port_holds_frames(void **state)
 static void
 test_local_done_while_port_holds(void **state)
 {
-	struct amrma_net_dev *dev = &H.n[0].dev;
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	uint64_t len = 20 * (uint64_t)mtu + 3;
-	uint8_t *eal_mem = rte_malloc(NULL, len, 64);
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
+	uint8_t *eal_mem = eal_alloc(len);
 	struct evlog l = { 0 };
 	unsigned int held_refs, nb_ev;
 	amrma_rma_req_t req;
@@ -1875,23 +1622,20 @@ test_local_done_while_port_holds(void **state)
 	int finishing, ld;
 
 	RTE_SET_USED(state);
-	assert_non_null(eal_mem);
 	h_fill(eal_mem, len, 50);
-	hold_port_attach(dev);
+	hold_port_attach(&H.h.n[0].dev);
 	hold_stubborn = true;
-	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key_rw, 0, eal_mem,
+	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, H.key, 0, eal_mem,
 		len, AMRMA_RMA_F_PIPELINED | AMRMA_RMA_F_LOCAL_CB, ev_cb, &l, &req), 0);
 	op = &rc_of(ctx)->ops[(uint32_t)req];
-	while (op->state != OP_FINISHING && rte_get_tsc_cycles() < end)
-		rma_step();
-	finishing = op->state == OP_FINISHING;
+	finishing = H_UNTIL(op->state == OP_FINISHING, 10000, h_rma_step(&H));
 	held_refs = hold_refs_into(eal_mem, len);
 	nb_ev = (unsigned int)l.n;
 	ld = amrma_rma_local_done(ctx, req);
 	/* the port lets go: the put completes (the port is restored before any assert) */
 	hold_stubborn = false;
 	assert_int_equal(wait_req(ctx, req), 0);
-	hold_port_detach(dev);
+	hold_port_detach(&H.h.n[0].dev);
 	assert_true(finishing);
 	assert_true(held_refs > 0);
 	assert_int_equal(nb_ev, 0);	/* no EV_LOCAL yet... */
@@ -1922,7 +1666,7 @@ start_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
 static void
 test_start_errors_returned(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	const struct amrma_ep nobody = { .node = 7, .ctx = 0 };
 	const uint64_t len[] = { 100, 20 * (uint64_t)mtu, 1 << 20 };
 	unsigned int k;
@@ -1932,10 +1676,10 @@ test_start_errors_returned(void **state)
 	for (k = 0; k < RTE_DIM(protos); k++) {
 		amrma_rma_req_t req = 1;
 
-		assert_int_equal(amrma_rma_put(ctx, nobody, key_rw, 0, src, len[k], protos[k],
+		assert_int_equal(amrma_rma_put(ctx, nobody, H.key, 0, src, len[k], protos[k],
 					       start_cb, NULL, &req), -EINVAL);
 		assert_int_equal(req, 0);
-		assert_int_equal(amrma_rma_get(ctx, nobody, key_rw, 0, dst, len[k], protos[k],
+		assert_int_equal(amrma_rma_get(ctx, nobody, H.key, 0, dst, len[k], protos[k],
 					       start_cb, NULL, NULL), -EINVAL);
 	}
 	assert_int_equal(start_cb_calls, 0);
@@ -1972,7 +1716,7 @@ in_call_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status
 static void
 test_local_cb_in_poll(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	const struct amrma_ep ep = { .node = 1, .ctx = 0 };
 	const struct { uint32_t flags; uint64_t len; } cases[] = {
 		{ AMRMA_RMA_F_SHORT, 100 },
@@ -1988,7 +1732,7 @@ test_local_cb_in_poll(void **state)
 		amrma_rma_req_t req;
 
 		h_fill(src, cases[k].len, 500 + k);
-		assert_int_equal(amrma_rma_put(ctx, ep, key_rw, 64, src, cases[k].len,
+		assert_int_equal(amrma_rma_put(ctx, ep, H.key, 64, src, cases[k].len,
 			cases[k].flags | AMRMA_RMA_F_LOCAL_CB, in_call_cb, &c, &req), 0);
 		c.calling = false;
 		if (c.in_call != 0)
@@ -2010,7 +1754,7 @@ test_local_cb_in_poll(void **state)
 static void
 test_pipelined_range_wraps(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	const struct amrma_ep ep = { .node = 1, .ctx = 1 };
 	const uint64_t len = 6 * (uint64_t)mtu;
 	const uint32_t flags[] = { 0, AMRMA_RMA_F_PER_PACKET, AMRMA_RMA_F_COPY };
@@ -2022,7 +1766,7 @@ test_pipelined_range_wraps(void **state)
 	for (k = 0; k < RTE_DIM(flags); k++) {
 		amrma_rma_req_t req;
 
-		assert_int_equal(amrma_rma_put(ctx, ep, key_rw, UINT64_MAX - mtu / 2 - k, src,
+		assert_int_equal(amrma_rma_put(ctx, ep, H.key, UINT64_MAX - mtu / 2 - k, src,
 			len, AMRMA_RMA_F_PIPELINED | flags[k], NULL, NULL, &req), 0);
 		assert_int_equal(wait_req(ctx, req), -EOVERFLOW);
 		for (i = 0; i < len + 4096; i++)
@@ -2033,7 +1777,7 @@ test_pipelined_range_wraps(void **state)
 		amrma_rma_req_t req;
 
 		memset(dst, 0x22, len);
-		assert_int_equal(amrma_rma_get(ctx, ep, key_rw, UINT64_MAX - mtu / 2 - k, dst,
+		assert_int_equal(amrma_rma_get(ctx, ep, H.key, UINT64_MAX - mtu / 2 - k, dst,
 			len, AMRMA_RMA_F_PIPELINED | flags[k], NULL, NULL, &req), 0);
 		assert_int_equal(wait_req(ctx, req), -EOVERFLOW);
 		for (i = 0; i < len; i++)
@@ -2054,30 +1798,25 @@ test_refused_start_not_counted(void **state)
 	struct amrma_rma_stats before, after;
 	unsigned int ok[2] = { 0, 0 }, refused[2] = { 0, 0 }, i, get;
 	struct amrma_node_conf nc;
-	struct amrma_rma *r2[2];
-	struct amrma_region *reg;
 	struct conc c = { 0 };
-	struct harness h2;
 	struct amrma_ctx *ctx;
-	uint64_t end, key;
+	struct h_rma p;
 
 	RTE_SET_USED(state);
 	h_conf(&nc);
 	nc.coalesce_frame = 0;
-	assert_int_equal(h_create(&h2, 2, 1, &nc), 0);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(h2.n[i].node, NULL, &r2[i]), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(r2[1]), target, 1 << 20,
-		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
-	ctx = h_ctx(&h2, 0, 0);
+	assert_int_equal(h_rma_create(&p, 2, 1, &nc, NULL, H_RMA_ALL), 0);
+	assert_int_equal(h_rma_register(&p, target, 1 << 20,
+					AMRMA_REGION_READ | AMRMA_REGION_WRITE), 0);
+	ctx = h_ctx(&p.h, 0, 0);
 	amrma_rma_stats_get(ctx, &before);
 	for (get = 0; get < 2; get++)
 		for (i = 0; i < 1000 && refused[get] < 3; i++) {
 			const struct amrma_ep ep = { .node = 1 };
 			int ret = get ?
-				amrma_rma_get(ctx, ep, key, 1000 * i, dst, 1000,
+				amrma_rma_get(ctx, ep, p.key, 1000 * i, dst, 1000,
 					      AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL) :
-				amrma_rma_put(ctx, ep, key, 1000 * i, src, 1000,
+				amrma_rma_put(ctx, ep, p.key, 1000 * i, src, 1000,
 					      AMRMA_RMA_F_RENDEZVOUS, conc_cb, &c, NULL);
 
 			if (ret == 0)
@@ -2095,18 +1834,10 @@ test_refused_start_not_counted(void **state)
 	assert_int_equal(after.gets - before.gets, ok[1]);
 	assert_int_equal(after.get_bytes - before.get_bytes, 1000 * (uint64_t)ok[1]);
 	assert_int_equal(after.rndv_ops - before.rndv_ops, ok[0] + ok[1]);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 60;
-	while (c.done < ok[0] + ok[1] && rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(r2[0]);
-		amrma_rma_progress(r2[1]);
-	}
+	H_UNTIL(c.done >= ok[0] + ok[1], 60000, h_rma_step(&p));
 	assert_int_equal(c.done, ok[0] + ok[1]);
 	assert_int_equal(c.errors, 0);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(r2[1]), reg, NULL, NULL), 0);
-	amrma_rma_destroy(r2[0]);
-	amrma_rma_destroy(r2[1]);
-	h_destroy(&h2);
+	release_and_destroy(&p);
 }
 
 struct flush_probe {
@@ -2139,30 +1870,27 @@ flush_probe_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int st
 static void
 test_flush_rndv_put_after_cts(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	const struct amrma_ep ep = { .node = 1, .ctx = 1 };
 	struct flush_probe f = { .to_issued = 1, .to_progress = 1 };
 	struct amrma_rma_stats st0, st;
 	amrma_rma_req_t put;
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
 
 	RTE_SET_USED(state);
-	amrma_rma_stats_get(h_ctx(&H, 1, 0), &st0);
+	amrma_rma_stats_get(h_ctx(&H.h, 1, 0), &st0);
 	h_fill(src, 32 << 20, 61);
-	assert_int_equal(amrma_rma_put(ctx, ep, key_rw, 0, src, 32 << 20,
+	assert_int_equal(amrma_rma_put(ctx, ep, H.key, 0, src, 32 << 20,
 		AMRMA_RMA_F_RENDEZVOUS, NULL, NULL, &put), 0);
 	/* until data flow: the CTS is in, the put sends to context 0 */
-	do {
-		rma_step();
-		amrma_rma_stats_get(h_ctx(&H, 1, 0), &st);
-	} while (st.served_put_bytes == st0.served_put_bytes && rte_get_tsc_cycles() < end);
+	H_UNTIL(rma_stats(h_ctx(&H.h, 1, 0)).served_put_bytes != st0.served_put_bytes, 30000,
+		h_rma_step(&H));
+	amrma_rma_stats_get(h_ctx(&H.h, 1, 0), &st);
 	assert_true(st.served_put_bytes > st0.served_put_bytes);
 	assert_int_equal(amrma_rma_test(ctx, put, NULL), 0);
 	/* (bytes test_sizes_all_protocols wrote, beyond the put's) */
-	assert_int_equal(amrma_rma_get(ctx, ep, key_rw, 48 << 20, dst, 64, AMRMA_RMA_F_SHORT,
+	assert_int_equal(amrma_rma_get(ctx, ep, H.key, 48 << 20, dst, 64, AMRMA_RMA_F_SHORT,
 		flush_probe_cb, &f, NULL), 0);
-	while (!f.done && rte_get_tsc_cycles() < end)
-		rma_step();
+	H_UNTIL(f.done, 30000, h_rma_step(&H));
 	assert_true(f.done);
 	assert_int_equal(amrma_rma_test(ctx, put, NULL), 0);	/* still in flight */
 	assert_int_equal(f.to_issued, -EPERM);

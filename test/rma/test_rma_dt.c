@@ -15,40 +15,25 @@
 
 #include <cmocka.h>
 
-#include <rte_cycles.h>
-
 #include "amrma_dgsp.h"
 #include "amrma_rma.h"
 #include "harness.h"
 #include "rma_events.h"
+#include "rma_nodes.h"
 
 #define RLEN (8u << 20)
 
-static struct harness H;
-static struct amrma_rma *R[2];
+static struct h_rma H;		/* region at node 1: H.reg, H.key */
 static uint8_t *region, *expect, *local, *packed;
-static uint64_t key;
-static struct amrma_region *reg;
-
-static void
-step(void)
-{
-	h_step(&H);
-	amrma_rma_progress(R[0]);
-	amrma_rma_progress(R[1]);
-}
 
 static int
 wait_req(amrma_rma_req_t req)
 {
-	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
 	int status = 0, ret;
 
-	while ((ret = amrma_rma_test(h_ctx(&H, 0, 0), req, &status)) == 0) {
-		if (rte_get_tsc_cycles() > end)
-			fail_msg("operation did not complete");
-		step();
-	}
+	ret = h_rma_wait(&H, h_ctx(&H.h, 0, 0), req, 30000, &status);
+	if (ret == 0)
+		fail_msg("operation did not complete");
 	assert_int_equal(ret, 1);
 	return status;
 }
@@ -56,18 +41,14 @@ wait_req(amrma_rma_req_t req)
 static int
 setup(void **state)
 {
-	unsigned int i;
-
 	(void)state;
-	assert_int_equal(h_create(&H, 2, 1, NULL), 0);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(H.n[i].node, NULL, &R[i]), 0);
+	assert_int_equal(h_rma_create(&H, 2, 1, NULL, NULL, H_RMA_ALL), 0);
 	region = aligned_alloc(4096, RLEN);
 	expect = aligned_alloc(4096, RLEN);
 	local = aligned_alloc(4096, RLEN);
 	packed = aligned_alloc(4096, RLEN);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), region, RLEN,
-		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(h_rma_register(&H, region, RLEN,
+					AMRMA_REGION_READ | AMRMA_REGION_WRITE), 0);
 	return 0;
 }
 
@@ -75,10 +56,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	amrma_region_deregister(amrma_rma_regions(R[1]), reg, NULL, NULL);
-	amrma_rma_destroy(R[0]);
-	amrma_rma_destroy(R[1]);
-	h_destroy(&H);
+	h_rma_destroy(&H);
 	free(region);
 	free(expect);
 	free(local);
@@ -103,15 +81,6 @@ vec(uint64_t count, uint64_t blocklen, int64_t stride, size_t elem)
 	assert_int_equal(amrma_dgsp_type_vector(count, blocklen, stride, b, &t), 0);
 	amrma_dgsp_type_free(b);
 	return committed(t);
-}
-
-static void
-fill(uint8_t *p, size_t n, uint32_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)((i * 2246822519u + seed) >> 11);
 }
 
 /* expected region after put: scatter (gather(src)) locally */
@@ -145,11 +114,11 @@ run_layout(struct layout *l)
 	uint8_t *back = malloc(RLEN);
 
 	print_message("%s\n", l->name);
-	fill(region, RLEN, 1);
+	h_fill(region, RLEN, 1);
 	memcpy(expect, region, RLEN);
-	fill(local, RLEN, 2);
+	h_fill(local, RLEN, 2);
 	reference_put(sp, l->sc, dp, l->dc, l->off);
-	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 }, H.key,
 		l->off, local, sp, l->sc, dp, l->dc, 0, NULL, NULL, &req), 0);
 	assert_int_equal(wait_req(req), 0);
 	/* the whole region: placed bytes right, every other byte untouched */
@@ -157,7 +126,7 @@ run_layout(struct layout *l)
 
 	/* get it back into the source layout: the selected bytes equal the packed stream */
 	memset(back, 0, RLEN);
-	assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(amrma_rma_get_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 }, H.key,
 		l->off, dp, l->dc, back, sp, l->sc, 0, NULL, NULL, &req), 0);
 	assert_int_equal(wait_req(req), 0);
 	assert_int_equal(amrma_dgsm_init(&m, sp, back, l->sc), 0);
@@ -226,11 +195,11 @@ test_faults(void **state)
 			    1, 1, 3 };
 
 	(void)state;
-	h_faults(&H, 0, 5, 3, 5, 0, 11);
-	h_faults(&H, 1, 5, 3, 5, 0, 12);
+	h_faults(&H.h, 0, 5, 3, 5, 0, 11);
+	h_faults(&H.h, 1, 5, 3, 5, 0, 12);
 	run_layout(&l);
-	H.n[0].fault.drop_pct = H.n[0].fault.dup_pct = H.n[0].fault.reorder_pct = 0;
-	H.n[1].fault.drop_pct = H.n[1].fault.dup_pct = H.n[1].fault.reorder_pct = 0;
+	H.h.n[0].fault.drop_pct = H.h.n[0].fault.dup_pct = H.h.n[0].fault.reorder_pct = 0;
+	H.h.n[1].fault.drop_pct = H.h.n[1].fault.dup_pct = H.h.n[1].fault.reorder_pct = 0;
 	amrma_dgsp_type_free(l.src);
 	amrma_dgsp_type_free(l.dst);
 }
@@ -249,10 +218,10 @@ test_refusals(void **state)
 	unsigned int i;
 
 	(void)state;
-	fill(region, RLEN, 9);
+	h_fill(region, RLEN, 9);
 	memcpy(expect, region, RLEN);
 	/* footprint 792 KB from an offset 100 KB before the end: outside */
-	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 }, H.key,
 		RLEN - 100000, local, sp, 1, amrma_dgsp_type_program(wide), 1, 0, NULL, NULL,
 		&req), 0);
 	assert_int_equal(wait_req(req), -ERANGE);
@@ -260,18 +229,18 @@ test_refusals(void **state)
 	assert_int_equal(amrma_dgsp_type_basic(8, &b1), 0);
 	assert_int_equal(amrma_dgsp_type_hvector(100, 1, -16, b1, &neg), 0);
 	committed(neg);
-	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 }, H.key,
 		0, local, sp, 1, amrma_dgsp_type_program(neg), 1, 0, NULL, NULL, &req), 0);
 	assert_int_equal(wait_req(req), -ERANGE);
 	/* a bad key */
-	assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 },
-		key ^ 3, 0, sp, 1, local, sp, 1, 0, NULL, NULL, &req), 0);
+	assert_int_equal(amrma_rma_get_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 },
+		H.key ^ 3, 0, sp, 1, local, sp, 1, 0, NULL, NULL, &req), 0);
 	assert_int_equal(wait_req(req), -ENOKEY);
 	assert_memory_equal(region, expect, RLEN);
-	amrma_rma_stats_get(h_ctx(&H, 1, 0), &st);
+	amrma_rma_stats_get(h_ctx(&H.h, 1, 0), &st);
 	assert_true(st.dt_rejected >= 2);
 	/* locally refused: packed sizes differ; program larger than a frame */
-	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 }, H.key,
 		0, local, sp, 2, sp, 1, 0, NULL, NULL, &req), -EINVAL);
 	for (i = 0; i < 600; i++) {
 		bl[i] = 1 + i % 3;
@@ -279,7 +248,7 @@ test_refusals(void **state)
 	}
 	assert_int_equal(amrma_dgsp_type_hindexed(600, bl, d, b1, &big), 0);
 	committed(big);
-	assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 }, key,
+	assert_int_equal(amrma_rma_put_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 }, H.key,
 		0, local, amrma_dgsp_type_program(big), 1, amrma_dgsp_type_program(big), 1, 0,
 		NULL, NULL, &req), -EMSGSIZE);
 	amrma_dgsp_type_free(src);
@@ -305,71 +274,57 @@ region_released(void *arg, void *addr, uint64_t len)
 }
 
 /*
- * Node 0, which runs no RMA layer, installs t's program at node 1 for a put of 800 bytes
- * into region k, by hand: nothing on its side follows it up. Node 1 replies to a handler
- * node 0 does not have.
+ * A target (node 1, its engine of conf rc) holding a program slot that nobody follows
+ * up: node 0, which runs no RMA layer, installs a program by hand for a put of 800 bytes
+ * into 64 KiB at mem, registered for it; node 1 replies to a handler node 0 does not
+ * have. The region is then deregistered: the slot holds it until it goes (*released).
  */
 static void
-setup_by_hand(struct harness *h, struct amrma_dgsp_type *t, uint64_t k)
+abandon_slot(struct h_rma *p, const struct amrma_rma_conf *rc, uint8_t *mem, bool *released)
 {
+	struct amrma_dgsp_type *t = vec(100, 1, 2, 8);
 	/* key, offset, count, permission (put), packed bytes */
-	uint64_t args[5] = { k, 0, 1, 1, 800 }, end;
+	uint64_t args[5] = { 0, 0, 1, 1, 800 };
 	uint8_t prog[1024];
 	ssize_t n = amrma_dgsp_serialize(amrma_dgsp_type_program(t), prog, sizeof(prog));
 	int status = 1;
 
 	assert_true(n > 0);
-	assert_int_equal(amrma_am_request(h_ctx(h, 0, 0), (struct amrma_ep){ .node = 1 },
+	assert_int_equal(h_rma_create(p, 2, 1, NULL, rc, H_RMA_NODE(1)), 0);
+	assert_int_equal(h_rma_register(p, mem, 1 << 16, AMRMA_REGION_WRITE), 0);
+	args[0] = p->key;
+	assert_int_equal(amrma_am_request(h_ctx(&p->h, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_DT_SETUP, args, 5, prog, (uint16_t)n, setup_done, &status), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (status == 1 && rte_get_tsc_cycles() < end)
-		h_step(h);
+	H_UNTIL(status != 1, 5000, h_step(&p->h));
 	assert_int_equal(status, -ENOENT);
+	assert_int_equal(h_rma_deregister(p, region_released, released), 1);
+	amrma_dgsp_type_free(t);
 }
 
 /*
  * An initiator that installs a program and then sends no data: the target's slot expires
- * after rndv_timeout_ms and lets go of the region. Node 0 runs no RMA layer and sends the
- * setup request by hand, so nothing on its side follows it up.
+ * after rndv_timeout_ms and lets go of the region.
  */
 static void
 test_abandoned_slot(void **state)
 {
-	struct amrma_dgsp_type *t = vec(100, 1, 2, 8);
 	uint8_t *mem = calloc(1, 1 << 16);
 	struct amrma_rma_conf rc;
 	struct amrma_rma_stats st;
-	struct amrma_region *r;
-	struct amrma_rma *rma;
-	struct harness h2;
-	uint64_t k, end;
+	struct h_rma p;
 	bool released = false;
 
 	(void)state;
 	assert_non_null(mem);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	rc.rndv_timeout_ms = 50;
-	assert_int_equal(amrma_rma_create(h2.n[1].node, &rc, &rma), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
-		AMRMA_REGION_WRITE, &r, &k), 0);
-	/* the target installs it and replies (to a handler node 0 does not have) */
-	setup_by_hand(&h2, t, k);
-	/* the slot holds the region... */
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), r, region_released,
-		&released), 1);
-	/* ...until it expires */
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (!released && rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(rma);
-	}
+	abandon_slot(&p, &rc, mem, &released);
+	/* the slot holds the region until it expires */
+	H_UNTIL(released, 5000, h_rma_step(&p));
 	assert_true(released);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &st);
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &st);
 	assert_int_equal(st.rndv_timeouts, 1);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
-	amrma_dgsp_type_free(t);
+	h_rma_destroy(&p);
 	free(mem);
 }
 
@@ -382,45 +337,80 @@ test_abandoned_slot(void **state)
 static void
 test_slot_dropped_on_initiator_restart(void **state)
 {
-	struct amrma_dgsp_type *t = vec(100, 1, 2, 8);
 	uint8_t *mem = calloc(1, 1 << 16);
 	struct amrma_rma_stats st;
-	struct amrma_region *r;
-	struct amrma_rma *rma;
-	struct harness h2;
-	uint64_t k, end;
-	int status;
+	struct h_rma p;
+	int status = 1;
 	bool released = false;
 
 	(void)state;
 	assert_non_null(mem);
-	assert_int_equal(h_create(&h2, 2, 1, NULL), 0);
-	assert_int_equal(amrma_rma_create(h2.n[1].node, NULL, &rma), 0);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(rma), mem, 1 << 16,
-		AMRMA_REGION_WRITE, &r, &k), 0);
-	/* the target installs it and replies (to a handler node 0 does not have) */
-	setup_by_hand(&h2, t, k);
-	assert_int_equal(amrma_region_deregister(amrma_rma_regions(rma), r, region_released,
-		&released), 1);
+	abandon_slot(&p, NULL, mem, &released);
 	/* node 0 restarts and asks node 1 something (a handler it does not have) */
-	assert_int_equal(h_restart_node(&h2, 0), 0);
-	status = 1;
-	assert_int_equal(amrma_am_request(h_ctx(&h2, 0, 0), (struct amrma_ep){ .node = 1 },
+	assert_int_equal(h_restart_node(&p.h, 0), 0);
+	assert_int_equal(amrma_am_request(h_ctx(&p.h, 0, 0), (struct amrma_ep){ .node = 1 },
 		AMRMA_RMA_H_LAST + 1, NULL, 0, NULL, 0, setup_done, &status), 0);
-	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 2;
-	while ((!released || status == 1) && rte_get_tsc_cycles() < end) {
-		h_step(&h2);
-		amrma_rma_progress(rma);
-	}
+	H_UNTIL(released && status != 1, 2000, h_rma_step(&p));
 	assert_int_equal(status, -ENOENT);
 	assert_true(released);
-	amrma_rma_stats_get(h_ctx(&h2, 1, 0), &st);
+	amrma_rma_stats_get(h_ctx(&p.h, 1, 0), &st);
 	assert_int_equal(st.rndv_timeouts, 0);
 	assert_int_equal(st.stale_requests, 1);
-	amrma_rma_destroy(rma);
-	h_destroy(&h2);
-	amrma_dgsp_type_free(t);
+	h_rma_destroy(&p);
 	free(mem);
+}
+
+/* n 8-byte elements packed, and every other one of a region of 16 n bytes */
+struct wide {
+	uint64_t n;
+	struct amrma_dgsp_type *flat, *every_other;
+	uint8_t *mem;		/* the region's */
+};
+
+static void
+wide_make(struct wide *w, uint64_t n)
+{
+	w->n = n;
+	w->flat = vec(1, n, 1, 8);
+	w->every_other = vec(n, 1, 2, 8);
+	w->mem = aligned_alloc(4096, 16 * n);
+	assert_non_null(w->mem);
+}
+
+static void
+wide_free(struct wide *w)
+{
+	amrma_dgsp_type_free(w->flat);
+	amrma_dgsp_type_free(w->every_other);
+	free(w->mem);
+}
+
+/*
+ * Register w's memory at node 1 (*r) and start a put (get: a get; flags, cb, arg and req
+ * as for amrma_rma_put_dt()) of its elements from (into) local: the bytes to move have
+ * pattern seed, the ones they are to overwrite are 0xa5. Returns where they land.
+ */
+static uint8_t *
+wide_start(const struct wide *w, bool get, uint32_t flags, amrma_rma_cb_t cb, void *arg,
+	   amrma_rma_req_t *req, struct amrma_region **r, uint32_t seed)
+{
+	const struct amrma_dgsp *flat = amrma_dgsp_type_program(w->flat);
+	const struct amrma_dgsp *every_other = amrma_dgsp_type_program(w->every_other);
+	const uint64_t n = w->n;
+	uint8_t *moved = get ? local : w->mem;
+	uint64_t k;
+
+	memset(moved, 0xa5, get ? 8 * n : 16 * n);
+	h_fill(get ? w->mem : local, get ? 16 * n : 8 * n, seed);
+	assert_int_equal(amrma_region_register(amrma_rma_regions(H.r[1]), w->mem, 16 * n,
+		get ? AMRMA_REGION_READ : AMRMA_REGION_WRITE, r, &k), 0);
+	if (get)
+		assert_int_equal(amrma_rma_get_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 },
+			k, 0, every_other, 1, local, flat, 1, flags, cb, arg, req), 0);
+	else
+		assert_int_equal(amrma_rma_put_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 },
+			k, 0, local, flat, 1, every_other, 1, flags, cb, arg, req), 0);
+	return moved;
 }
 
 /*
@@ -432,47 +422,30 @@ static void
 test_deregister_slot(void **state)
 {
 	const uint64_t n = 512 * 1024;		/* 8-byte elements: 4 MiB packed */
-	struct amrma_dgsp_type *wide = vec(n, 1, 2, 8), *flat = vec(1, n, 1, 8);
-	struct amrma_region_table *t = amrma_rma_regions(R[1]);
-	uint8_t *mem = aligned_alloc(4096, 16 * n);
 	struct amrma_region *r;
 	amrma_rma_req_t req;
 	unsigned int get, i;
+	struct wide w;
 	bool released;
-	uint64_t k;
 
 	(void)state;
+	wide_make(&w, n);
 	for (get = 0; get < 2; get++) {
-		uint8_t *moved = get ? local : mem;	/* where the bytes land */
+		uint8_t *moved = wide_start(&w, get, 0, NULL, NULL, &req, &r, 7);
 
-		memset(moved, 0xa5, get ? 8 * n : 16 * n);
-		fill(get ? mem : local, get ? 16 * n : 8 * n, 7);
-		assert_int_equal(amrma_region_register(t, mem, 16 * n, get ? AMRMA_REGION_READ :
-			AMRMA_REGION_WRITE, &r, &k), 0);
-		if (get)
-			assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0),
-				(struct amrma_ep){ .node = 1 }, k, 0,
-				amrma_dgsp_type_program(wide), 1, local,
-				amrma_dgsp_type_program(flat), 1, 0, NULL, NULL, &req), 0);
-		else
-			assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0),
-				(struct amrma_ep){ .node = 1 }, k, 0, local,
-				amrma_dgsp_type_program(flat), 1, amrma_dgsp_type_program(wide),
-				1, 0, NULL, NULL, &req), 0);
 		/* until the first packet moved */
 		for (i = 0; i < 10000 && moved[0] == 0xa5; i++)
-			step();
+			h_rma_step(&H);
 		assert_int_not_equal(moved[0], 0xa5);
 		released = false;
-		assert_int_equal(amrma_region_deregister(t, r, region_released, &released), 1);
+		assert_int_equal(amrma_region_deregister(amrma_rma_regions(H.r[1]), r,
+							 region_released, &released), 1);
 		assert_int_equal(wait_req(req), -ENOKEY);
 		assert_true(released);
 		/* the last element did not move */
 		assert_int_equal(moved[get ? 8 * n - 1 : 16 * (n - 1)], 0xa5);
 	}
-	amrma_dgsp_type_free(wide);
-	amrma_dgsp_type_free(flat);
-	free(mem);
+	wide_free(&w);
 }
 
 /*
@@ -484,49 +457,22 @@ test_deregister_slot(void **state)
 static void
 test_deregister_slot_every_packet(void **state)
 {
-	const uint64_t n = 256 * 1024;
-	struct amrma_dgsp_type *wide = vec(n, 1, 2, 8), *flat = vec(1, n, 1, 8);
-	struct amrma_region_table *t = amrma_rma_regions(R[1]);
-	uint8_t *mem = aligned_alloc(4096, 16 * n);
 	struct amrma_region *r;
-	unsigned int get, i;
-	uint64_t k, end;
+	unsigned int get;
+	struct wide w;
 
 	(void)state;
+	wide_make(&w, 256 * 1024);
 	for (get = 0; get < 2; get++) {
 		struct h_rma_events e = { 0 };
 		const char *why;
-		uint8_t *moved = get ? local : mem;
 
-		memset(moved, 0xa5, get ? 8 * n : 16 * n);
-		fill(get ? mem : local, get ? 16 * n : 8 * n, 8);
-		assert_int_equal(amrma_region_register(t, mem, 16 * n, get ? AMRMA_REGION_READ :
-			AMRMA_REGION_WRITE, &r, &k), 0);
-		if (get)
-			assert_int_equal(amrma_rma_get_dt(h_ctx(&H, 0, 0),
-				(struct amrma_ep){ .node = 1 }, k, 0,
-				amrma_dgsp_type_program(wide), 1, local,
-				amrma_dgsp_type_program(flat), 1, AMRMA_RMA_F_PER_PACKET,
-				h_rma_events_cb, &e, NULL), 0);
-		else
-			assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0),
-				(struct amrma_ep){ .node = 1 }, k, 0, local,
-				amrma_dgsp_type_program(flat), 1, amrma_dgsp_type_program(wide),
-				1, AMRMA_RMA_F_PER_PACKET, h_rma_events_cb, &e, NULL), 0);
-		for (i = 0; i < 10000 && e.ok == 0; i++)
-			step();
-		assert_true(e.ok > 0);
-		assert_true(amrma_region_deregister(t, r, NULL, NULL) >= 0);
-		end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
-		while (e.done == 0 && rte_get_tsc_cycles() < end)
-			step();
-		why = h_rma_events_dereg_refused(&e);
+		wide_start(&w, get, AMRMA_RMA_F_PER_PACKET, h_rma_events_cb, &e, NULL, &r, 8);
+		why = h_rma_events_dereg_midway(&H, &e, r);
 		if (why != NULL)
 			fail_msg("%s: %s", get ? "get" : "put", why);
 	}
-	amrma_dgsp_type_free(wide);
-	amrma_dgsp_type_free(flat);
-	free(mem);
+	wide_free(&w);
 }
 
 struct local_events {
@@ -565,17 +511,14 @@ test_put_dt_local_cb(void **state)
 	(void)state;
 	for (k = 0; k < RTE_DIM(counts); k++) {
 		struct local_events e = { .local_done = -1 };
-		uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 30;
 		int status = 1, ret;
 
-		fill(local, RLEN, 30 + k);
-		assert_int_equal(amrma_rma_put_dt(h_ctx(&H, 0, 0), (struct amrma_ep){ .node = 1 },
-			key, 512, local, amrma_dgsp_type_program(src), counts[k],
+		h_fill(local, RLEN, 30 + k);
+		assert_int_equal(amrma_rma_put_dt(h_ctx(&H.h, 0, 0), (struct amrma_ep){ .node = 1 },
+			H.key, 512, local, amrma_dgsp_type_program(src), counts[k],
 			amrma_dgsp_type_program(dst), counts[k], AMRMA_RMA_F_LOCAL_CB, local_cb,
 			&e, &e.req), 0);
-		while ((ret = amrma_rma_test(h_ctx(&H, 0, 0), e.req, &status)) == 0 &&
-		       rte_get_tsc_cycles() < end)
-			step();
+		ret = h_rma_wait(&H, h_ctx(&H.h, 0, 0), e.req, 30000, &status);
 		assert_int_equal(ret, 1);
 		assert_int_equal(status, 0);
 		assert_int_equal(e.n, 2);

@@ -25,14 +25,13 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_nodes.h"
 
 #define REGION (8u << 20)
 
-static struct harness H;
-static struct amrma_rma *R[2];
+static struct h_rma H;		/* node 1's region: H.key */
 static uint32_t sid[3];
 static uint8_t *target, *src;
-static uint64_t key;
 static const struct amrma_ep ep = { .node = 1, .ctx = 0 };
 
 /* the wire between the nodes, as a service on the service lcore */
@@ -45,9 +44,7 @@ switch_run(void *arg)
 static int
 setup(void **state)
 {
-	struct amrma_region *reg;
 	struct amrma_node_conf nc;
-	struct amrma_rma_conf rc;
 	unsigned int i;
 
 	RTE_SET_USED(state);
@@ -56,23 +53,21 @@ setup(void **state)
 	h_conf(&nc);
 	nc.rto_max_us = 1000000;
 	nc.max_retries = 40;
-	assert_int_equal(h_create(&H, 2, 1, &nc), 0);
-	H.n[1].polled_elsewhere = true;
-	amrma_rma_conf_defaults(&rc);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
+	assert_int_equal(h_rma_create(&H, 2, 1, &nc, NULL, H_RMA_ALL), 0);
+	H.h.n[1].polled_elsewhere = true;
 	target = aligned_alloc(4096, REGION);
 	src = rte_malloc(NULL, REGION, 64);
 	assert_non_null(target);
 	assert_non_null(src);
 	memset(target, 0, REGION);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), target, REGION,
-		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(h_rma_register(&H, target, REGION,
+					AMRMA_REGION_READ | AMRMA_REGION_WRITE), 0);
 	/* node 1 and its progress engine on the service lcore, one after the other */
-	assert_int_equal(amrma_node_service_register(H.n[1].node, &sid[0]), 0);
-	assert_int_equal(amrma_rma_service_register(R[1], &sid[1]), 0);
+	assert_int_equal(amrma_node_service_register(H.h.n[1].node, &sid[0]), 0);
+	assert_int_equal(amrma_rma_service_register(H.r[1], &sid[1]), 0);
 	{
-		struct rte_service_spec spec = { .callback = switch_run, .callback_userdata = &H };
+		struct rte_service_spec spec = { .callback = switch_run,
+						 .callback_userdata = &H.h };
 
 		snprintf(spec.name, sizeof(spec.name), "test_switch");
 		assert_int_equal(rte_service_component_register(&spec, &sid[2]), 0);
@@ -98,9 +93,7 @@ teardown(void **state)
 			rte_pause();
 	rte_service_component_runstate_set(sid[2], 0);
 	rte_service_component_unregister(sid[2]);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(R[i]);
-	h_destroy(&H);
+	h_rma_destroy(&H);
 	free(target);
 	rte_free(src);
 	return 0;
@@ -109,7 +102,7 @@ teardown(void **state)
 static void
 test_wait(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	uint32_t proto[] = { AMRMA_RMA_F_SHORT, AMRMA_RMA_F_PIPELINED, AMRMA_RMA_F_RENDEZVOUS };
 	uint64_t len[] = { 100, 256 * 1024 + 3, 1 << 20 };
 	amrma_rma_req_t req;
@@ -118,7 +111,7 @@ test_wait(void **state)
 	RTE_SET_USED(state);
 	for (k = 0; k < RTE_DIM(proto); k++) {
 		h_fill(src, len[k], k);
-		assert_int_equal(amrma_rma_put(ctx, ep, key, 4096 * k, src, len[k], proto[k],
+		assert_int_equal(amrma_rma_put(ctx, ep, H.key, 4096 * k, src, len[k], proto[k],
 					       NULL, NULL, &req), 0);
 		assert_int_equal(amrma_rma_wait(ctx, req), 0);
 		assert_memory_equal(target + 4096 * k, src, len[k]);
@@ -130,7 +123,7 @@ test_wait(void **state)
 static void
 test_flush(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	const uint64_t len = 64 * 1024;
 	amrma_rma_req_t req[8];
 	int status;
@@ -139,7 +132,7 @@ test_flush(void **state)
 	RTE_SET_USED(state);
 	h_fill(src, 8 * len, 99);
 	for (i = 0; i < RTE_DIM(req); i++)
-		assert_int_equal(amrma_rma_put(ctx, ep, key, i * len, src + i * len, len,
+		assert_int_equal(amrma_rma_put(ctx, ep, H.key, i * len, src + i * len, len,
 					       AMRMA_RMA_F_PIPELINED, NULL, NULL, &req[i]), 0);
 	assert_int_equal(amrma_rma_flush(ctx, ep), 0);
 	for (i = 0; i < RTE_DIM(req); i++) {
@@ -177,16 +170,16 @@ small_done(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status
 static void
 test_wait_inside_poll(void **state)
 {
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct amrma_ctx *ctx = h_ctx(&H.h, 0, 0);
 	struct nested n = { 0 };
 	amrma_rma_req_t small;
 
 	RTE_SET_USED(state);
 	h_fill(src, 4 << 20, 7);
-	assert_int_equal(amrma_rma_put(ctx, ep, key, 0, src, 64, AMRMA_RMA_F_SHORT, small_done,
+	assert_int_equal(amrma_rma_put(ctx, ep, H.key, 0, src, 64, AMRMA_RMA_F_SHORT, small_done,
 				       &n, &small), 0);
 	/* queued behind it on the same channel: not complete when small's reply is handled */
-	assert_int_equal(amrma_rma_put(ctx, ep, key, 4096, src + 4096, (4 << 20) - 4096,
+	assert_int_equal(amrma_rma_put(ctx, ep, H.key, 4096, src + 4096, (4 << 20) - 4096,
 				       AMRMA_RMA_F_PIPELINED, NULL, NULL, &n.big), 0);
 	assert_int_equal(amrma_rma_flush(ctx, ep), 0);
 	assert_true(n.called);

@@ -64,6 +64,16 @@ msg_desc(uint64_t tag, uint32_t src, uint64_t len, uintptr_t cookie)
 	return m;
 }
 
+/* A message of tag from src, len bytes (all held), named cookie, arrives: the result */
+static int
+arrive(struct amrma_tag_engine *e, uint64_t tag, uint32_t src, uint64_t len, uintptr_t cookie,
+       struct amrma_tag_match *m)
+{
+	struct amrma_tag_msg msg = msg_desc(tag, src, len, cookie);
+
+	return amrma_tag_arrive(e, &msg, m);
+}
+
 static void
 test_create_invalid(void **state)
 {
@@ -122,8 +132,7 @@ test_first_posted_wins(void **state)
 	assert_true(id_a != 0 && id_a != id_b && id_b != id_c && id_c != id_d);
 
 	/* From source 5: b filters on source 3, so the wildcard c (posted before d) wins. */
-	msg = msg_desc(7, 5, 10, 0x100);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+	assert_int_equal(arrive(e, 7, 5, 10, 0x100, &m), 1);
 	assert_true(m.recv_id == id_c);
 	assert_ptr_equal(m.buf, c);
 	assert_int_equal(m.copy_len, 10);
@@ -131,8 +140,7 @@ test_first_posted_wins(void **state)
 	assert_ptr_equal(m.msg.cookie, (void *)0x100);
 
 	/* From source 3: b is first. */
-	msg = msg_desc(7, 3, 4, 0x200);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+	assert_int_equal(arrive(e, 7, 3, 4, 0x200, &m), 1);
 	assert_true(m.recv_id == id_b);
 	/* Next tag-7 message from anyone: d (a never matches 7). */
 	msg = msg_desc(7, 3, 4, 0x300);
@@ -178,14 +186,10 @@ test_oldest_unexpected_wins(void **state)
 	struct cq q = { .n = 0 };
 
 	(void)state;
-	msg = msg_desc(0x10, 1, 8, 1);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	msg = msg_desc(0x21, 2, 8, 2);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	msg = msg_desc(0x22, 1, 8, 3);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	msg = msg_desc(0x21, 1, 8, 4);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
+	assert_int_equal(arrive(e, 0x10, 1, 8, 1, &m), 0);
+	assert_int_equal(arrive(e, 0x21, 2, 8, 2, &m), 0);
+	assert_int_equal(arrive(e, 0x22, 1, 8, 3, &m), 0);
+	assert_int_equal(arrive(e, 0x21, 1, 8, 4, &m), 0);
 
 	/* Probe does not consume. */
 	assert_int_equal(amrma_tag_probe(e, 0x20, 0xf, AMRMA_TAG_ANY_SRC, &msg), 1);
@@ -231,17 +235,14 @@ test_non_overtaking(void **state)
 	struct amrma_tag_engine *e = engine(64, 64, 1 << 20);
 	struct amrma_tag_match m;
 	struct amrma_tag_recv r;
-	struct amrma_tag_msg msg;
 	uint64_t ids[32];
 	char buf[8];
 	int i;
 
 	(void)state;
 	/* Half the messages arrive first, then receives, then the other half. */
-	for (i = 0; i < 16; i++) {
-		msg = msg_desc(5, 9, 1, (uintptr_t)i + 1);
-		assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	}
+	for (i = 0; i < 16; i++)
+		assert_int_equal(arrive(e, 5, 9, 1, (uintptr_t)i + 1, &m), 0);
 	r = recv_desc(5, 0, 9, buf, sizeof(buf), NULL);
 	r.cb = NULL;
 	for (i = 0; i < 32; i++) {
@@ -256,8 +257,7 @@ test_non_overtaking(void **state)
 		}
 	}
 	for (i = 16; i < 32; i++) {
-		msg = msg_desc(5, 9, 1, (uintptr_t)i + 1);
-		assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+		assert_int_equal(arrive(e, 5, 9, 1, (uintptr_t)i + 1, &m), 1);
 		assert_true(m.recv_id == ids[i]);
 		assert_int_equal(amrma_tag_complete(e, ids[i], 0), 0);
 	}
@@ -279,12 +279,9 @@ test_unexpected_bounds(void **state)
 
 	(void)state;
 	/* Entry limit (3), bytes well below the limit. */
-	for (i = 0; i < 3; i++) {
-		msg = msg_desc(1, 1, 10, (uintptr_t)i + 1);
-		assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	}
-	msg = msg_desc(1, 1, 10, 4);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), -ENOBUFS);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(arrive(e, 1, 1, 10, (uintptr_t)i + 1, &m), 0);
+	assert_int_equal(arrive(e, 1, 1, 10, 4, &m), -ENOBUFS);
 	/* A refused message is not queued: still 3, still the same ones. */
 	amrma_tag_stats_get(e, &st);
 	assert_int_equal(st.unexpected, 3);
@@ -293,8 +290,7 @@ test_unexpected_bounds(void **state)
 	/* A posted receive still matches while the unexpected queue is full. */
 	r = recv_desc(2, 0, AMRMA_TAG_ANY_SRC, buf, sizeof(buf), NULL);
 	assert_int_equal(amrma_tag_post_recv(e, &r, &id, &m), 0);
-	msg = msg_desc(2, 1, 10, 50);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+	assert_int_equal(arrive(e, 2, 1, 10, 50, &m), 1);
 	assert_int_equal(amrma_tag_complete(e, id, 0), 0);
 
 	/* Drain one by receiving it: room for exactly one more. */
@@ -314,12 +310,9 @@ test_unexpected_bounds(void **state)
 	assert_int_equal(amrma_tag_unexpected_pop(e, &msg), 0);
 
 	/* Byte limit (100): 60 + 40 fits exactly, one more byte does not. */
-	msg = msg_desc(1, 1, 60, 5);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	msg = msg_desc(1, 1, 40, 6);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	msg = msg_desc(1, 1, 1, 7);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), -ENOBUFS);
+	assert_int_equal(arrive(e, 1, 1, 60, 5, &m), 0);
+	assert_int_equal(arrive(e, 1, 1, 40, 6, &m), 0);
+	assert_int_equal(arrive(e, 1, 1, 1, 7, &m), -ENOBUFS);
 	/* A rendezvous announcement holding no bytes still fits (entry limit allows it). */
 	msg = msg_desc(1, 1, 1 << 20, 8);
 	msg.held_bytes = 0;
@@ -333,8 +326,7 @@ test_unexpected_bounds(void **state)
 	assert_int_equal(amrma_tag_post_recv(e, &r, &id, &m), 1);
 	assert_ptr_equal(m.msg.cookie, (void *)6);
 	assert_int_equal(amrma_tag_complete(e, id, 0), 0);
-	msg = msg_desc(1, 1, 60, 10);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
+	assert_int_equal(arrive(e, 1, 1, 60, 10, &m), 0);
 	amrma_tag_stats_get(e, &st);
 	assert_int_equal(st.unexpected_bytes, 60);
 	assert_int_equal(st.unexpected, 2);
@@ -349,7 +341,6 @@ test_posted_limit(void **state)
 	struct amrma_tag_engine *e = engine(2, 2, 100);
 	struct amrma_tag_match m;
 	struct amrma_tag_recv r;
-	struct amrma_tag_msg msg;
 	uint64_t id1, id2, id3;
 	char buf[8];
 
@@ -359,8 +350,7 @@ test_posted_limit(void **state)
 	assert_int_equal(amrma_tag_post_recv(e, &r, &id2, &m), 0);
 	assert_int_equal(amrma_tag_post_recv(e, &r, &id3, &m), -ENOSPC);
 	/* A matched but uncompleted receive still occupies its entry. */
-	msg = msg_desc(1, 1, 1, 1);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+	assert_int_equal(arrive(e, 1, 1, 1, 1, &m), 1);
 	assert_int_equal(amrma_tag_post_recv(e, &r, &id3, &m), -ENOSPC);
 	assert_int_equal(amrma_tag_complete(e, id1, 0), 0);
 	assert_int_equal(amrma_tag_post_recv(e, &r, &id3, &m), 0);
@@ -379,7 +369,6 @@ test_cancel(void **state)
 	struct amrma_tag_engine *e = engine(4, 4, 100);
 	struct amrma_tag_match m;
 	struct amrma_tag_recv r;
-	struct amrma_tag_msg msg;
 	struct amrma_tag_stats st;
 	uint64_t id1, id2;
 	char b1[8], b2[8];
@@ -398,8 +387,7 @@ test_cancel(void **state)
 	assert_int_equal(q.c[0].len, 0);
 	assert_ptr_equal(q.c[0].buf, b1);
 	assert_int_equal(amrma_tag_cancel(e, id1), -ENOENT);
-	msg = msg_desc(3, 1, 8, 1);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+	assert_int_equal(arrive(e, 3, 1, 8, 1, &m), 1);
 	assert_true(m.recv_id == id2);
 	/* Matched: too late to cancel, it completes normally. */
 	assert_int_equal(amrma_tag_cancel(e, id2), -EBUSY);
@@ -545,12 +533,9 @@ test_purge_src(void **state)
 	char buf[64];
 
 	(void)state;
-	msg = msg_desc(1, 2, 10, 1);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	msg = msg_desc(1, 3, 10, 2);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
-	msg = msg_desc(5, 2, 10, 4);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 0);
+	assert_int_equal(arrive(e, 1, 2, 10, 1, &m), 0);
+	assert_int_equal(arrive(e, 1, 3, 10, 2, &m), 0);
+	assert_int_equal(arrive(e, 5, 2, 10, 4, &m), 0);
 	r = recv_desc(9, 0, 2, buf, sizeof(buf), &q);
 	assert_int_equal(amrma_tag_post_recv(e, &r, &id_src2, &m), 0);
 	r = recv_desc(0x90, 0xf, 2, buf, sizeof(buf), &q);	/* wildcard tag, source 2 */
@@ -572,8 +557,7 @@ test_purge_src(void **state)
 	/* The survivors still match. */
 	assert_int_equal(amrma_tag_probe(e, 1, 0, 3, &msg), 1);
 	assert_ptr_equal(msg.cookie, (void *)2);
-	msg = msg_desc(9, 7, 1, 8);
-	assert_int_equal(amrma_tag_arrive(e, &msg, &m), 1);
+	assert_int_equal(arrive(e, 9, 7, 1, 8, &m), 1);
 	assert_true(m.recv_id == id_any);
 	assert_int_equal(amrma_tag_purge_src(e, 2, NULL, NULL), 0);
 	assert_int_equal(amrma_tag_purge_src(e, AMRMA_TAG_ANY_SRC, NULL, NULL), -EINVAL);
@@ -648,17 +632,14 @@ test_purge_src_reentrant(void **state)
 	static const uintptr_t left_post[] = { 8 }, left_nest[] = { 4 };
 	struct reenter x = { .nest = false };
 	struct amrma_tag_stats st;
-	struct amrma_tag_msg msg;
 	struct amrma_tag_match m;
 	int i;
 
 	(void)state;
 	/* A(src 2) B(3) C(2) D(3); the callback for A posts a receive that takes B. */
 	x.e = engine(4, 8, 1000);
-	for (i = 0; i < 4; i++) {
-		msg = msg_desc(i, 2 + i % 2, 10, 1u << i);
-		assert_int_equal(amrma_tag_arrive(x.e, &msg, &m), 0);
-	}
+	for (i = 0; i < 4; i++)
+		assert_int_equal(arrive(x.e, i, 2 + i % 2, 10, 1u << i, &m), 0);
 	assert_int_equal(amrma_tag_purge_src(x.e, 2, reenter_msg_cb, &x), 2);
 	assert_int_equal(x.calls, 2);
 	assert_int_equal(x.cookies, 1 + 4);
@@ -676,10 +657,8 @@ test_purge_src_reentrant(void **state)
 	memset(&x, 0, sizeof(x));
 	x.nest = true;
 	x.e = engine(4, 4, 1000);
-	for (i = 0; i < 3; i++) {
-		msg = msg_desc(i, i < 2 ? 2 : 3, 10, 1u << i);
-		assert_int_equal(amrma_tag_arrive(x.e, &msg, &m), 0);
-	}
+	for (i = 0; i < 3; i++)
+		assert_int_equal(arrive(x.e, i, i < 2 ? 2 : 3, 10, 1u << i, &m), 0);
 	assert_int_equal(amrma_tag_purge_src(x.e, 2, reenter_msg_cb, &x) + x.nested, 2);
 	assert_int_equal(x.calls, 2);
 	assert_int_equal(x.cookies, 1 + 2);

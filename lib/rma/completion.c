@@ -352,8 +352,7 @@ put_done_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma
 		rc->st.bad_replies++;
 		return 0;
 	}
-	status = (int)(int64_t)msg->args[1];
-	if (status > 0 || status < -4095)
+	if (!wire_status(msg->args[1], &status))
 		status = -EPROTO;	/* not an errno: failed all the same */
 	op->done_in = true;
 	op_end_later(rc, op, status);	/* a failure stops the issuing now */

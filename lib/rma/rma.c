@@ -203,31 +203,42 @@ op_packet_done(struct rma_ctx *rc, struct rma_op *op, uint64_t bytes, int status
 	}
 }
 
-/*
- * A one-way message (PUT_DONE, RNDV_CANCEL) ended op, with status when not 0: it is
- * finished by the poll hook (ops_ended), so that its callback runs outside the AM handler
- * and may start operations (the AM layer refuses a handler's requests). Each live op is
- * listed once at most (its handler checks it was not ended before), so the list, as long
- * as the op table, has room; the op finishes at once should it not.
- */
-void
-op_end_later(struct rma_ctx *rc, struct rma_op *op, int status)
+/* The first error is status; a failed op sends no chunk more. */
+static void
+op_stop(struct rma_ctx *rc, struct rma_op *op, int status)
 {
 	if (status != 0 && op->status == 0)
 		op->status = status;
 	if (op->status != 0 && op->state == OP_ISSUING) {
-		/* failed: no chunk more leaves */
 		TAILQ_REMOVE(&rc->active, op, next);
 		op->state = OP_DRAINING;
 	}
-	if (likely(rc->nb_ended < rc->rma->conf.max_ops)) {
-		rc->ended[rc->nb_ended++] = op_handle(rc, op);
-		return;
-	}
-	if (op->status != 0)
-		op_fail(rc, op, op->status);
-	else if (op->in_flight == 0 && op->state == OP_DRAINING)
+}
+
+/* An op whose chunks are all in finishes: drained, or failed before its CTS. */
+static void
+op_finish_if_done(struct rma_ctx *rc, struct rma_op *op)
+{
+	if (op->in_flight == 0 && (op->state == OP_DRAINING ||
+				   (op->state == OP_WAIT_CTS && op->status != 0)))
 		op_finish(rc, op);
+}
+
+/*
+ * A one-way message (PUT_DONE, RNDV_CANCEL) ended op, with status when not 0: it is
+ * finished by the poll hook (ops_ended), so that its callback runs outside the AM handler
+ * and may start operations (the AM layer refuses a handler's requests). A handler lists
+ * a live op once at most (it checks the op was not ended before), and the list is
+ * emptied every poll, so it has room; should it not, the op finishes at once.
+ */
+void
+op_end_later(struct rma_ctx *rc, struct rma_op *op, int status)
+{
+	op_stop(rc, op, status);
+	if (likely(rc->nb_ended < rc->rma->conf.max_ops))
+		rc->ended[rc->nb_ended++] = op_handle(rc, op);
+	else
+		op_finish_if_done(rc, op);
 }
 
 /* hook: finish what op_end_later() listed (an op may have finished or gone since) */
@@ -240,12 +251,8 @@ ops_ended(struct rma_ctx *rc)
 	for (k = 0; k < n; k++) {
 		struct rma_op *op = op_from_handle(rc, rc->ended[k]);
 
-		if (op == NULL || op->state == OP_FINISHING || op->state == OP_COMPLETE)
-			continue;
-		if (op->status != 0)
-			op_fail(rc, op, op->status);
-		else if (op->in_flight == 0 && op->state == OP_DRAINING)
-			op_finish(rc, op);
+		if (op != NULL)
+			op_finish_if_done(rc, op);
 	}
 	return (int)n;
 }
@@ -253,14 +260,8 @@ ops_ended(struct rma_ctx *rc)
 void
 op_fail(struct rma_ctx *rc, struct rma_op *op, int status)
 {
-	if (op->status == 0)
-		op->status = status;
-	if (op->state == OP_ISSUING) {
-		TAILQ_REMOVE(&rc->active, op, next);
-		op->state = OP_DRAINING;
-	}
-	if (op->in_flight == 0 && op->state != OP_FINISHING && op->state != OP_COMPLETE)
-		op_finish(rc, op);
+	op_stop(rc, op, status);
+	op_finish_if_done(rc, op);
 }
 
 void

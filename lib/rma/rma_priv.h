@@ -328,6 +328,18 @@ peer_life_gone(struct amrma_ctx *ctx, struct amrma_ep ep, uint32_t epoch)
 	return closed || (e != 0 && e != epoch);
 }
 
+/* Whether a status from the wire is 0 or a negative errno (*status), as a peer may say. */
+static inline bool
+wire_status(uint64_t v, int *status)
+{
+	int64_t x = (int64_t)v;
+
+	if (x > 0 || x < -4095)
+		return false;
+	*status = (int)x;
+	return true;
+}
+
 /*
  * A target's state kept for an initiator's life (a receive, a program slot, a completion
  * entry): 0 while it may still progress; once it ends, counted, -ETIMEDOUT when the

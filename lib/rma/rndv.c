@@ -654,23 +654,24 @@ cancel_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_a
 	       void *arg)
 {
 	struct rma_ctx *rc = amrma_ctx_priv(ctx);
-	int64_t status = msg->nargs >= 3 ? (int64_t)msg->args[2] : 0;
 	struct rma_op *op;
 	struct rma_rx *rx;
 	uint64_t id;
 	uint32_t i;
+	int status;
 
 	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
-	if (status >= 0 || status < -4095)
-		goto bad;	/* not a negative errno: nothing is ended by it */
+	/* not a negative errno: nothing is ended by it */
+	if (msg->nargs < 3 || !wire_status(msg->args[2], &status) || status == 0)
+		goto bad;
 	id = msg->args[1];
 	if (id == CANCEL_NO_RX) {
 		op = op_from_handle(rc, msg->args[0]);
 		if (op == NULL || op->kind != OP_PUT || op->state != OP_WAIT_CTS ||
 		    op->status != 0 || op->dst.node != msg->src.node)
 			goto bad;
-		op_end_later(rc, op, (int)status);
+		op_end_later(rc, op, status);
 	} else {
 		i = (uint32_t)id;
 		rx = i < RMA_MAX_RX ? &rc->rx[i] : NULL;
@@ -680,7 +681,7 @@ cancel_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_a
 		    rx->src.node != msg->src.node || rx->complete)
 			goto bad;
 		/* ended on the poll, as a get whose data could not be placed */
-		rx->status = (int)status;
+		rx->status = status;
 		rx->complete = true;
 		rc->rx_done[rc->nb_rx_done++] = i;
 	}

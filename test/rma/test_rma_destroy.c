@@ -516,54 +516,78 @@ test_destroy_target_serving_rendezvous_get(void **state)
 
 /*
  * Cancels that name nothing of ours, or carry no error: counted as bad replies, and the
- * rendezvous put they name (waiting for its CTS) goes on to complete.
+ * rendezvous put and get they name (waiting for a CTS, for data) go on. Then one that
+ * names the get ends it, and the put completes.
  */
 static void
 test_rendezvous_cancel_refused(void **state)
 {
 	struct amrma_ctx *ctx = h_ctx(&H, 0, 0), *tctx = h_ctx(&H, 1, 0);
-	const struct amrma_ep to0 = { .node = 0 };
-	const uint64_t len = 3000;
-	uint8_t *src = malloc(len);
-	struct evlog l = { .status = 1 };
+	const struct amrma_ep to0 = { .node = 0 }, to1 = { .node = 1 };
+	const uint64_t len = 3000, cancelled = (uint64_t)(int64_t)-ECANCELED;
+	uint8_t *src = malloc(len), *buf = calloc(1, len);
+	struct evlog l = { .status = 1 }, lg = { .status = 1 };
+	struct rma_ctx *irc = rc_of(ctx);
 	struct amrma_rma_stats st;
 	amrma_rma_req_t req;
-	uint64_t a[4][3], end;
-	unsigned int i;
+	uint64_t a[8][3], rx_id = 0, rx_tag = 0, end;
+	unsigned int i, nargs;
 	int sent = 0;
 
 	RTE_SET_USED(state);
 	assert_non_null(src);
+	assert_non_null(buf);
 	h_fill(src, len, 4);
 	recreate_patient();
-	assert_int_equal(amrma_rma_put(ctx, (struct amrma_ep){ .node = 1 }, key, 0, src, len,
+	assert_int_equal(amrma_rma_put(ctx, to1, key, 0, src, len,
 		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_COPY, ev_cb, &l, &req), 0);
+	assert_int_equal(amrma_rma_get(ctx, to1, key, 8192, buf, len, AMRMA_RMA_F_RENDEZVOUS,
+				       ev_cb, &lg, NULL), 0);
 	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (rte_ring_count(R[1]->queue) < 1 && rte_get_tsc_cycles() < end)
+	while (rte_ring_count(R[1]->queue) < 2 && rte_get_tsc_cycles() < end)
 		step_target_unserved();
-	assert_int_equal(rte_ring_count(R[1]->queue), 1);
+	assert_int_equal(rte_ring_count(R[1]->queue), 2);
+	/* the get's receive */
+	for (i = 0; i < RMA_MAX_RX; i++)
+		if (irc->rx[i].used && irc->rx[i].ref == NULL) {
+			rx_id = (uint64_t)irc->rx[i].gen << 32 | i;
+			rx_tag = irc->rx[i].tag;
+		}
+	assert_int_not_equal(rx_tag, 0);
 	/* the put's handle with a status that is no error, a positive one, one out of
-	 * range; a receive that does not exist */
+	 * range, and with two arguments; a receive that does not exist; the get's receive
+	 * under another tag, and of another generation */
 	a[0][0] = req, a[0][1] = UINT64_MAX, a[0][2] = 0;
 	a[1][0] = req, a[1][1] = UINT64_MAX, a[1][2] = EIO;
 	a[2][0] = req, a[2][1] = UINT64_MAX, a[2][2] = (uint64_t)INT64_MIN;
-	a[3][0] = req, a[3][1] = 7, a[3][2] = (uint64_t)(int64_t)-ECANCELED;
-	for (i = 0; i < RTE_DIM(a); i++)
-		assert_int_equal(amrma_am_send(tctx, to0, AMRMA_RMA_H_RNDV_CANCEL, a[i], 3, NULL,
-					       0, count_sent, &sent), 0);
+	a[3][0] = req, a[3][1] = UINT64_MAX, a[3][2] = cancelled;	/* sent with 2 */
+	a[4][0] = req, a[4][1] = 7, a[4][2] = cancelled;
+	a[5][0] = rx_tag + 1, a[5][1] = rx_id, a[5][2] = cancelled;
+	a[6][0] = rx_tag, a[6][1] = rx_id + (UINT64_C(1) << 32), a[6][2] = cancelled;
+	/* last, the get's own: it ends */
+	a[7][0] = rx_tag, a[7][1] = rx_id, a[7][2] = cancelled;
+	for (i = 0; i < RTE_DIM(a); i++) {
+		nargs = i == 3 ? 2 : 3;
+		assert_int_equal(amrma_am_send(tctx, to0, AMRMA_RMA_H_RNDV_CANCEL, a[i], nargs,
+					       NULL, 0, count_sent, &sent), 0);
+	}
 	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
-	while (sent < (int)RTE_DIM(a) && rte_get_tsc_cycles() < end)
+	while ((sent < (int)RTE_DIM(a) || lg.status == 1) && rte_get_tsc_cycles() < end)
 		step_target_unserved();
 	assert_int_equal(sent, RTE_DIM(a));
 	amrma_rma_stats_get(ctx, &st);
-	assert_int_equal(st.bad_replies, RTE_DIM(a));
-	assert_int_equal(st.rndv_cancelled, 0);
+	assert_int_equal(st.bad_replies, RTE_DIM(a) - 1);
+	assert_int_equal(st.rndv_cancelled, 1);
+	assert_int_equal(lg.status, -ECANCELED);
+	assert_int_equal(l.status, 1);
+	/* served now: the put completes (the get's data, its receive gone, are refused) */
 	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 	while (l.status == 1 && rte_get_tsc_cycles() < end)
 		step();
 	assert_int_equal(l.status, 0);
 	assert_memory_equal(target, src, len);
 	free(src);
+	free(buf);
 }
 
 /* the real port back, whatever the test left */

@@ -90,6 +90,20 @@ h_fill(uint8_t *p, size_t len, uint32_t seed)
 		p[i] = fill_byte(i, seed);
 }
 
+bool
+h_is_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+void
+h_count_ok(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	if (status == 0)
+		(*(int *)arg)++;
+}
+
 long
 h_fill_diff(const uint8_t *p, size_t len, uint32_t seed, size_t at)
 {

@@ -76,6 +76,12 @@ void h_fill(uint8_t *p, size_t len, uint32_t seed);
 /** The first byte of p[0..len) that is not h_fill()'s pattern from its byte at, or -1. */
 long h_fill_diff(const uint8_t *p, size_t len, uint32_t seed, size_t at);
 
+/** Whether p[0..len) is all zero. */
+bool h_is_zero(const uint8_t *p, size_t len);
+
+/** AM done callback: counts the completions of status 0 into the int at arg. */
+void h_count_ok(struct amrma_ctx *ctx, void *arg, int status);
+
 /** The lcore h_eal_init_service() runs as a service lcore, beside the test's lcore 0. */
 #define H_SVC_LCORE 1
 

@@ -21,70 +21,36 @@
 
 #include "amrma_rma.h"
 #include "harness.h"
+#include "rma_nodes.h"
 
 #define REGION (1u << 20)
 #define CHAIN 20	/* operations started from callbacks, after the first */
 #define SLOTS 8		/* places in the region (and the local buffer) used in turn */
 
-static struct harness H;
-static struct amrma_rma *R[2];
+static struct h_rma P;
 static uint8_t *target, *local;
-static uint64_t key;
-
-static bool
-all_zero(const uint8_t *p, size_t len)
-{
-	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
-}
-
-static void
-count_sent(struct amrma_ctx *ctx, void *arg, int status)
-{
-	RTE_SET_USED(ctx);
-	if (status == 0)
-		(*(int *)arg)++;
-}
-
-static void
-step(void)
-{
-	unsigned int i;
-
-	h_step(&H);
-	for (i = 0; i < 2; i++)
-		amrma_rma_progress(R[i]);
-}
 
 static int
 setup(void **state)
 {
-	struct amrma_region *reg;
-	unsigned int i;
-
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&H, 2, 1, NULL), 0);
-	for (i = 0; i < 2; i++)
-		assert_int_equal(amrma_rma_create(H.n[i].node, NULL, &R[i]), 0);
+	assert_int_equal(h_rma_create(&P, 2, 1, NULL, NULL, H_RMA_ALL), 0);
 	target = aligned_alloc(4096, REGION);
 	local = aligned_alloc(4096, REGION);
 	assert_non_null(target);
 	assert_non_null(local);
 	memset(target, 0, REGION);
 	h_fill(local, REGION, 5);
-	assert_int_equal(amrma_region_register(amrma_rma_regions(R[1]), target, REGION,
-		AMRMA_REGION_READ | AMRMA_REGION_WRITE, &reg, &key), 0);
+	assert_int_equal(h_rma_register(&P, target, REGION,
+					AMRMA_REGION_READ | AMRMA_REGION_WRITE), 0);
 	return 0;
 }
 
 static int
 teardown(void **state)
 {
-	unsigned int i;
-
 	RTE_SET_USED(state);
-	for (i = 0; i < 2; i++)
-		amrma_rma_destroy(R[i]);
-	h_destroy(&H);
+	h_rma_destroy(&P);
 	free(target);
 	free(local);
 	return 0;
@@ -132,10 +98,10 @@ chain_start(struct chain *c)
 	int ret;
 
 	if (c->get)
-		ret = amrma_rma_get(h_ctx(&H, 0, 0), to, c->key, off, local + off, c->len, c->flags,
+		ret = amrma_rma_get(h_ctx(&P.h, 0, 0), to, c->key, off, local + off, c->len, c->flags,
 				    chain_cb, c, NULL);
 	else
-		ret = amrma_rma_put(h_ctx(&H, 0, 0), to, c->key, off, local + off, c->len,
+		ret = amrma_rma_put(h_ctx(&P.h, 0, 0), to, c->key, off, local + off, c->len,
 				    c->flags | AMRMA_RMA_F_COPY, chain_cb, c, NULL);
 	if (ret == 0)
 		c->started++;
@@ -146,14 +112,14 @@ chain_start(struct chain *c)
 static void
 run_chain(bool get, uint32_t flags, uint64_t len, bool refused)
 {
-	struct chain c = { .get = get, .flags = flags, .len = len, .key = refused ? ~key : key };
+	struct chain c = { .get = get, .flags = flags, .len = len, .key = refused ? ~P.key : P.key };
 	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
 
 	h_fill(get ? target : local, (size_t)len * SLOTS, 11);
 	memset(get ? local : target, 0, (size_t)len * SLOTS);
 	assert_int_equal(chain_start(&c), 0);
 	while (c.done < c.started && rte_get_tsc_cycles() < end)
-		step();
+		h_rma_step(&P);
 	if (c.refused != 0)
 		fail_msg("%s of %" PRIu64 " B, flags %#x: %u started from a callback refused "
 			 "(last %d)", get ? "get" : "put", len, flags, c.refused, c.last_ret);
@@ -161,7 +127,7 @@ run_chain(bool get, uint32_t flags, uint64_t len, bool refused)
 	assert_int_equal(c.done, CHAIN + 1);
 	if (refused) {
 		assert_int_equal(c.errors, CHAIN + 1);
-		assert_true(all_zero(get ? local : target, (size_t)len * SLOTS));
+		assert_true(h_is_zero(get ? local : target, (size_t)len * SLOTS));
 	} else {
 		assert_int_equal(c.errors, 0);
 		assert_memory_equal(target, local, (size_t)len * SLOTS);
@@ -200,14 +166,14 @@ put1_capture(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 static void
 test_chain_put_done_after_acks(void **state)
 {
-	struct chain c = { .flags = AMRMA_RMA_F_PIPELINED, .len = 5000, .key = key };
-	struct amrma_ctx *ctx = h_ctx(&H, 0, 0);
+	struct chain c = { .flags = AMRMA_RMA_F_PIPELINED, .len = 5000, .key = P.key };
+	struct amrma_ctx *ctx = h_ctx(&P.h, 0, 0);
 	struct put1_seen p = { .chunks = 0 };
 	unsigned int round;
 	uint64_t end;
 
 	RTE_SET_USED(state);
-	amrma_am_register(H.n[1].node, AMRMA_RMA_H_PUT1, put1_capture, &p);
+	amrma_am_register(P.h.n[1].node, AMRMA_RMA_H_PUT1, put1_capture, &p);
 	assert_int_equal(chain_start(&c), 0);
 	for (round = 0; round < 4; round++) {
 		const struct amrma_ep to0 = { .node = 0 };
@@ -218,7 +184,7 @@ test_chain_put_done_after_acks(void **state)
 		end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 		while ((c.started != round + 1 || amrma_ctx_outstanding(ctx) != 0 ||
 			p.chunks < 4) && rte_get_tsc_cycles() < end)
-			step();
+			h_rma_step(&P);
 		assert_int_equal(amrma_ctx_outstanding(ctx), 0);
 		assert_int_equal(c.done, round);
 		a[0] = p.handle;
@@ -228,11 +194,11 @@ test_chain_put_done_after_acks(void **state)
 		if (round == 3)
 			c.started = CHAIN + 1;
 		p.chunks = 0;
-		assert_int_equal(amrma_am_send(h_ctx(&H, 1, 0), to0, AMRMA_RMA_H_PUT_DONE, a, 2,
-					       NULL, 0, count_sent, &sent), 0);
+		assert_int_equal(amrma_am_send(h_ctx(&P.h, 1, 0), to0, AMRMA_RMA_H_PUT_DONE, a, 2,
+					       NULL, 0, h_count_ok, &sent), 0);
 		end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 		while (c.done == round && rte_get_tsc_cycles() < end)
-			step();
+			h_rma_step(&P);
 		assert_int_equal(c.done, round + 1);
 		assert_int_equal(c.last_status, round < 3 ? 0 : -EPROTO);
 		if (c.refused != 0)

@@ -374,25 +374,6 @@ test_old_completion_drop_not_counted_anew(void **state)
 	assert_int_equal(l.status, -ECANCELED);
 }
 
-static bool
-all_zero(const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != 0)
-			return false;
-	return true;
-}
-
-static void
-count_sent(struct amrma_ctx *ctx, void *arg, int status)
-{
-	RTE_SET_USED(ctx);
-	if (status == 0)
-		(*(int *)arg)++;
-}
-
 /* As step(), but the target's RMA queue is not served: its requests wait there. */
 static void
 step_target_unserved(void)
@@ -461,8 +442,8 @@ test_destroy_target_with_rendezvous_queued(void **state)
 	assert_int_equal(st.rndv_cancelled, 2);
 	assert_int_equal(st.rndv_timeouts, 0);
 	assert_int_equal(st.bad_replies, 0);
-	assert_true(all_zero(buf, len));
-	assert_true(all_zero(target + 8192, len));
+	assert_true(h_is_zero(buf, len));
+	assert_true(h_is_zero(target + 8192, len));
 	free(buf);
 	free(src);
 }
@@ -569,7 +550,7 @@ test_rendezvous_cancel_refused(void **state)
 	for (i = 0; i < RTE_DIM(a); i++) {
 		nargs = i == 3 ? 2 : 3;
 		assert_int_equal(amrma_am_send(tctx, to0, AMRMA_RMA_H_RNDV_CANCEL, a[i], nargs,
-					       NULL, 0, count_sent, &sent), 0);
+					       NULL, 0, h_count_ok, &sent), 0);
 	}
 	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 	while ((sent < (int)RTE_DIM(a) || lg.status == 1) && rte_get_tsc_cycles() < end)

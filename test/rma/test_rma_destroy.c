@@ -519,6 +519,7 @@ test_rendezvous_cancel_refused(void **state)
 	assert_non_null(src);
 	assert_non_null(buf);
 	h_fill(src, len, 4);
+	h_fill(target, REGION, 6);	/* what the get reads, once served */
 	recreate_patient();
 	assert_int_equal(amrma_rma_put(ctx, to1, key, 0, src, len,
 		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_COPY, ev_cb, &l, &req), 0);

@@ -51,7 +51,8 @@ setup(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	assert_int_equal(h_create(&H, 2, 1, NULL), 0);
+	/* node 2 has no RMA engine: a bystander that sends what only node 1 may */
+	assert_int_equal(h_create(&H, 3, 1, NULL), 0);
 	amrma_rma_conf_defaults(&rc);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(amrma_rma_create(H.n[i].node, &rc, &R[i]), 0);
@@ -496,14 +497,16 @@ test_destroy_target_serving_rendezvous_get(void **state)
 }
 
 /*
- * Cancels that name nothing of ours, or carry no error: counted as bad replies, and the
- * rendezvous put and get they name (waiting for a CTS, for data) go on. Then one that
- * names the get ends it, and the put completes.
+ * Cancels that name nothing of ours, carry no error, or come from a node that is not the
+ * operation's target: counted as bad replies, and the rendezvous put and get they name
+ * (waiting for a CTS, for data) go on. Then one that names the get ends it, and the put
+ * completes.
  */
 static void
 test_rendezvous_cancel_refused(void **state)
 {
 	struct amrma_ctx *ctx = h_ctx(&H, 0, 0), *tctx = h_ctx(&H, 1, 0);
+	struct amrma_ctx *bctx = h_ctx(&H, 2, 0);	/* a bystander */
 	const struct amrma_ep to0 = { .node = 0 }, to1 = { .node = 1 };
 	const uint64_t len = 3000, cancelled = (uint64_t)(int64_t)-ECANCELED;
 	uint8_t *src = malloc(len), *buf = calloc(1, len);
@@ -511,7 +514,7 @@ test_rendezvous_cancel_refused(void **state)
 	struct rma_ctx *irc = rc_of(ctx);
 	struct amrma_rma_stats st;
 	amrma_rma_req_t req;
-	uint64_t a[8][3], rx_id = 0, rx_tag = 0, end;
+	uint64_t a[10][3], rx_id = 0, rx_tag = 0, end;
 	unsigned int i, nargs;
 	int sent = 0;
 
@@ -546,12 +549,25 @@ test_rendezvous_cancel_refused(void **state)
 	a[4][0] = req, a[4][1] = 7, a[4][2] = cancelled;
 	a[5][0] = rx_tag + 1, a[5][1] = rx_id, a[5][2] = cancelled;
 	a[6][0] = rx_tag, a[6][1] = rx_id + (UINT64_C(1) << 32), a[6][2] = cancelled;
+	/* the put's and the get's right cancels, from node 2, which is not their target */
+	a[7][0] = req, a[7][1] = UINT64_MAX, a[7][2] = cancelled;
+	a[8][0] = rx_tag, a[8][1] = rx_id, a[8][2] = cancelled;
 	/* last, the get's own: it ends */
-	a[7][0] = rx_tag, a[7][1] = rx_id, a[7][2] = cancelled;
+	a[9][0] = rx_tag, a[9][1] = rx_id, a[9][2] = cancelled;
 	for (i = 0; i < RTE_DIM(a); i++) {
 		nargs = i == 3 ? 2 : 3;
-		assert_int_equal(amrma_am_send(tctx, to0, AMRMA_RMA_H_RNDV_CANCEL, a[i], nargs,
-					       NULL, 0, h_count_ok, &sent), 0);
+		assert_int_equal(amrma_am_send(i == 7 || i == 8 ? bctx : tctx, to0,
+					       AMRMA_RMA_H_RNDV_CANCEL, a[i], nargs, NULL, 0,
+					       h_count_ok, &sent), 0);
+		/* the bystander's are handled before the target's last one, and end nothing */
+		if (i == 8) {
+			assert_true(H_UNTIL(sent == 9, 5000, step_target_unserved()));
+			step_target_unserved();
+			amrma_rma_stats_get(ctx, &st);
+			assert_int_equal(st.bad_replies, 9);
+			assert_int_equal(st.rndv_cancelled, 0);
+			assert_int_equal(lg.status, 1);
+		}
 	}
 	end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
 	while ((sent < (int)RTE_DIM(a) || lg.status == 1) && rte_get_tsc_cycles() < end)

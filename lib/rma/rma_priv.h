@@ -408,7 +408,11 @@ int op_issue(struct rma_ctx *rc, struct rma_op *op, bool in_poll);
 void op_fail(struct rma_ctx *rc, struct rma_op *op, int status);
 void op_end_later(struct rma_ctx *rc, struct rma_op *op, int status);
 void op_finish(struct rma_ctx *rc, struct rma_op *op);
+void op_complete(struct rma_ctx *rc, struct rma_op *op);
 void op_zero_copy_init(struct rma_op *op);
+/* rma.c: the poll hook of every context, and the short/pipelined handlers */
+int rma_poll(struct amrma_ctx *ctx, void *arg);
+void rma_register(struct amrma_node *node, struct amrma_rma *rma);
 /*
  * target: validate a put chunk of msg at offset off of a held region (NULL: unknown key)
  * and copy it; 0 or the error, counted

@@ -125,16 +125,18 @@ int amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
  * puts this engine owes a completion are sent it now (-ECANCELED for a put whose bytes
  * had not all come), and so are those of rendezvous puts still waiting for their CTS and
  * rendezvous gets whose data had not all been handed to the node (-ECANCELED), as far as
- * the node takes the messages, instead of waiting out their rendezvous timeout. A
- * zero-copy put's chunks the node still holds (unacknowledged, or kept by the port after it was asked for up to
- * 10 ms to let go) read the source until they are freed, by amrma_node_destroy() at the
- * latest: AMRMA_RMA_EV_LOCAL is reported only if none is left. The memory those chunks
- * point at (their mbuf pool, the operation tables) then stays allocated for the life of
- * the process, with a warning in the log. An engine created afterwards on the same node
- * may meet the destroyed one's messages still in flight (replies, completions, tagged
- * data): they name operations and receives by slot and generation, and a new engine's
- * generations start past the old one's, so they are refused (counted as bad_replies),
- * never taken for its own; so are the old handles.
+ * the node takes the messages, instead of waiting out their rendezvous timeout.
+ * A zero-copy put's chunks the node still holds (unacknowledged, or kept by the port after
+ * it was asked for up to 10 ms to let go) read the source until they are freed, by
+ * amrma_node_destroy() at the latest: AMRMA_RMA_EV_LOCAL is reported only if none is left.
+ * The memory those chunks point at (their mbuf pool, the operation tables) then stays
+ * allocated, with a warning in the log, until the first amrma_rma_create() or
+ * amrma_rma_destroy() (of any node's engine) after the last of them was freed.
+ * An engine created afterwards on the same node may meet the destroyed one's messages
+ * still in flight (replies, completions, tagged data): they name operations and receives
+ * by slot and generation, and a new engine's generations start past the old one's, so
+ * they are refused (counted as bad_replies), never taken for its own; so are the old
+ * handles.
  */
 void amrma_rma_destroy(struct amrma_rma *rma);
 

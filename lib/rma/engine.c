@@ -13,6 +13,7 @@
 #include <rte_pause.h>
 #include <rte_service.h>
 #include <rte_service_component.h>
+#include <rte_spinlock.h>
 
 #include "rma_priv.h"
 
@@ -138,6 +139,48 @@ rc_init(struct amrma_rma *rma, struct rma_ctx *rc, struct amrma_ctx *ctx, int so
 	return 0;
 }
 
+/*
+ * Engines destroyed while chunks still pointed at their ext pool and operation tables:
+ * freed by the first create or destroy, on any node and thread, that finds the last of
+ * their chunks gone. Without it, a process that destroys and creates engines kept
+ * every such engine's pool (3.7 MB) for good: a 5000-seed soak ran out of its 1 GB heap.
+ */
+static TAILQ_HEAD(, amrma_rma) kept = TAILQ_HEAD_INITIALIZER(kept);
+static rte_spinlock_t kept_lock = RTE_SPINLOCK_INITIALIZER;
+
+/* The rest of a destroyed engine: what it keeps while chunks point at it, and itself. */
+static void
+engine_free(struct amrma_rma *rma)
+{
+	uint16_t i;
+
+	for (i = 0; rma->rc != NULL && i < rma->nb_ctx; i++)
+		rte_free(rma->rc[i].ops);
+	rte_free(rma->rc);
+	rte_mempool_free(rma->ext_pool);
+	rte_free(rma);
+}
+
+/*
+ * Free the kept engines whose chunks are all back in their pool: a chunk's free callback
+ * (which writes its op) runs before the chunk returns, and no chunk is made any more.
+ */
+static void
+kept_reap(void)
+{
+	struct amrma_rma *rma, *next;
+
+	rte_spinlock_lock(&kept_lock);
+	for (rma = TAILQ_FIRST(&kept); rma != NULL; rma = next) {
+		next = TAILQ_NEXT(rma, kept_next);
+		if (rte_mempool_in_use_count(rma->ext_pool) != 0)
+			continue;
+		TAILQ_REMOVE(&kept, rma, kept_next);
+		engine_free(rma);
+	}
+	rte_spinlock_unlock(&kept_lock);
+}
+
 int
 amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 		 struct amrma_rma **out)
@@ -161,6 +204,7 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 	for (i = 0; i < amrma_node_nb_ctx(node); i++)
 		if (amrma_ctx_priv(amrma_node_ctx(node, i)) != NULL)
 			return -EEXIST;
+	kept_reap();
 	rma = rte_zmalloc_socket("amrma_rma", sizeof(*rma), RTE_CACHE_LINE_SIZE, socket);
 	if (rma == NULL)
 		return -ENOMEM;
@@ -325,14 +369,14 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		span = gen_span(rma, rc, span);	/* the cancelled ones included */
 		amrma_tag_engine_free(rc->tags);
 		/* held chunks point at their op's shared info: the table stays */
-		if (held == 0)
+		if (held == 0) {
 			rte_free(rc->ops);
+			rc->ops = NULL;
+		}
 		rte_free(rc->free);
 		rte_free(rc->ended);
 	}
 	gen_retire(rma, span);
-	rte_free(rma->rc);
-	rma->rc = NULL;
 	rte_ring_free(rma->queue);
 	rte_mempool_free(rma->rq_pool);
 	amrma_region_table_free(rma->regions);
@@ -340,11 +384,14 @@ amrma_rma_destroy(struct amrma_rma *rma)
 		/* freeing it would let the port or a retransmission read freed memory, and
 		 * their free write into it; rma stays too, as its address names the pool */
 		RMA_LOG(WARNING, "destroyed with %u zero-copy chunks still held by node %u: "
-			"their mbuf pool and operation tables stay allocated (%u time(s))",
-			held, amrma_node_id(rma->node),
+			"their mbuf pool and operation tables stay allocated until they are "
+			"freed (%u time(s))", held, amrma_node_id(rma->node),
 			__atomic_add_fetch(&nb_destroy_kept, 1, __ATOMIC_RELAXED));
-		return;
+		rte_spinlock_lock(&kept_lock);
+		TAILQ_INSERT_TAIL(&kept, rma, kept_next);
+		rte_spinlock_unlock(&kept_lock);
+	} else {
+		engine_free(rma);
 	}
-	rte_mempool_free(rma->ext_pool);
-	rte_free(rma);
+	kept_reap();
 }

@@ -264,6 +264,8 @@ struct amrma_rma {
 	uint16_t nb_ctx;
 	uint16_t gen_base;		/* first generation of every slot (rc_init) */
 	struct rma_ctx *rc;		/* one per context */
+	/* destroyed with chunks still pointing at ext_pool and rc[].ops (engine.c) */
+	TAILQ_ENTRY(amrma_rma) kept_next;
 };
 
 /* handle encoding: never 0 */

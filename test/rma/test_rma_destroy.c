@@ -168,6 +168,11 @@ test_destroy_with_zero_copy_in_flight(void **state)
 	assert_int_equal(amrma_ctx_outstanding(ctx), 0);
 	assert_int_equal(rte_mempool_in_use_count(ext), 0);
 	assert_memory_equal(target, src, len);
+	/* the next destroy, of any node's engine, frees what the chunks no longer need */
+	assert_ptr_equal(rte_mempool_lookup(ext_name), ext);
+	amrma_rma_destroy(R[1]);
+	R[1] = NULL;
+	assert_null(rte_mempool_lookup(ext_name));
 	rte_free(src);
 }
 
@@ -193,7 +198,7 @@ test_destroy_port_holds(void **state)
 	amrma_rma_conf_defaults(&rc);
 	hold_port_attach(dev);
 	for (k = 0; k < 2; k++) {
-		struct rte_mempool *ext = R[0]->ext_pool;
+		struct rte_mempool *ext = R[0]->ext_pool, *found;
 		char ext_name[RTE_MEMPOOL_NAMESIZE];
 		uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() * 10;
 		struct evlog l = { .status = 1 };
@@ -218,6 +223,7 @@ test_destroy_port_holds(void **state)
 			assert_true(hold_nb_held() > 0);
 			hold_port_release();
 			assert_int_equal(rte_mempool_in_use_count(ext), 0);
+			assert_ptr_equal(rte_mempool_lookup(ext_name), ext);
 		} else {
 			assert_null(rte_mempool_lookup(ext_name));
 			assert_int_equal(hold_nb_held(), 0);
@@ -228,6 +234,10 @@ test_destroy_port_holds(void **state)
 		assert_int_equal(l.seq[0], k == 0 ? AMRMA_RMA_EV_LOCAL : AMRMA_RMA_EV_DONE);
 		assert_memory_equal(target, src, len);
 		assert_int_equal(amrma_rma_create(H.n[0].node, &rc, &R[0]), 0);
+		/* the kept pool went with the next create, its chunks all back (the new
+		 * engine may have the old one's address, and so the pool's name) */
+		found = rte_mempool_lookup(ext_name);
+		assert_true(found == NULL || found == R[0]->ext_pool);
 	}
 	rte_free(src);
 }
@@ -511,7 +521,7 @@ test_rendezvous_cancel_refused(void **state)
 	const uint64_t len = 3000, cancelled = (uint64_t)(int64_t)-ECANCELED;
 	uint8_t *src = malloc(len), *buf = calloc(1, len);
 	struct evlog l = { .status = 1 }, lg = { .status = 1 };
-	struct rma_ctx *irc = rc_of(ctx);
+	struct rma_ctx *irc;
 	struct amrma_rma_stats st;
 	amrma_rma_req_t req;
 	uint64_t a[10][3], rx_id = 0, rx_tag = 0, end;
@@ -524,6 +534,7 @@ test_rendezvous_cancel_refused(void **state)
 	h_fill(src, len, 4);
 	h_fill(target, REGION, 6);	/* what the get reads, once served */
 	recreate_patient();
+	irc = rc_of(ctx);
 	assert_int_equal(amrma_rma_put(ctx, to1, key, 0, src, len,
 		AMRMA_RMA_F_RENDEZVOUS | AMRMA_RMA_F_COPY, ev_cb, &l, &req), 0);
 	assert_int_equal(amrma_rma_get(ctx, to1, key, 8192, buf, len, AMRMA_RMA_F_RENDEZVOUS,

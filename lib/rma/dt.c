@@ -293,6 +293,7 @@ setup_done(struct amrma_ctx *ctx, void *arg, int status)
 
 	if (op == NULL || op->state != OP_WAIT_CTS)
 		return;
+	status = am_status(status);
 	if (status != 0) {
 		op_fail(rc, op, status);	/* refused by the target's verifier */
 		return;

@@ -248,6 +248,7 @@ chunk_done(struct amrma_ctx *ctx, void *arg, int status)
 
 	if (rc == NULL)
 		return;		/* the RMA engine was destroyed before the AM layer */
+	status = am_status(status);
 	op = op_of_arg(rc, arg, &chunk);
 	if (op == NULL)
 		return;

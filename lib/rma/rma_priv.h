@@ -343,6 +343,17 @@ wire_status(uint64_t v, int *status)
 }
 
 /*
+ * The status an AM request of ours completed with: 0 or an errno of the AM layer, or the
+ * status the peer replied, which may be anything; one that is no errno (positive, below
+ * -4095) fails the operation with -EPROTO, so that a caller testing for < 0 sees it.
+ */
+static inline int
+am_status(int status)
+{
+	return wire_status((uint64_t)(int64_t)status, &status) ? status : -EPROTO;
+}
+
+/*
  * A target's state kept for an initiator's life (a receive, a program slot, a completion
  * entry): 0 while it may still progress; once it ends, counted, -ETIMEDOUT when the
  * initiator sent nothing by deadline, -ECONNRESET when that life is gone (what else it

@@ -117,6 +117,7 @@ rts_done(struct amrma_ctx *ctx, void *arg, int status)
 	/* accepted: the CTS follows; refused: the target's reason ends the operation */
 	if (op == NULL || op->state != OP_WAIT_CTS)
 		return;
+	status = am_status(status);
 	if (status != 0)
 		op_fail(rc, op, status);
 	else
@@ -132,6 +133,7 @@ rget_done(struct amrma_ctx *ctx, void *arg, int status)
 
 	if (op == NULL || op->state != OP_DRAINING)
 		return;
+	status = am_status(status);
 	if (status == 0) {
 		op_peer_owes(rc, op);	/* the data follow */
 		return;

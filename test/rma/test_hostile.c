@@ -18,6 +18,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include "amrma_dgsp.h"
 #include "amrma_rma.h"
 #include "harness.h"
 #include "rma_nodes.h"
@@ -368,6 +369,72 @@ test_tsend_never_taken(void **state)
 	free(mem);
 }
 
+/* node 0's answer to every request of node 1: an empty reply with this status */
+static int16_t peer_status;
+
+static int
+reply_status(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+	     void *arg)
+{
+	(void)msg;
+	(void)arg;
+	return amrma_am_reply(ctx, tok, AMRMA_WIRE_NO_HANDLER, NULL, 0, NULL, 0, peer_status);
+}
+
+/*
+ * A peer answers node 1's requests (a get's chunk, a rendezvous put's RTS, a rendezvous
+ * get's RGET, a noncontiguous put's setup) with a status that is no errno: positive, or
+ * below -4095. Before, the operation ended with that status: a positive one told
+ * amrma_rma_wait()'s caller, who tests for < 0, that a get whose bytes never came had
+ * succeeded. Now it fails with -EPROTO, as a PUT_DONE's or a cancel's status would.
+ */
+static void
+test_reply_status_not_errno(void **state)
+{
+	static const int16_t bad[] = { 1, 5, INT16_MAX, -4096, INT16_MIN };
+	static const uint32_t protos[] = { AMRMA_RMA_F_SHORT, AMRMA_RMA_F_RENDEZVOUS };
+	struct amrma_dgsp_type *t;
+	struct amrma_ep to = { .node = 0 };
+	struct amrma_ctx *ctx;
+	struct h_rma p;
+	amrma_rma_req_t req;
+	uint8_t buf[256];
+	unsigned int i, k;
+	int status;
+
+	(void)state;
+	assert_int_equal(h_rma_create(&p, 2, 1, NULL, NULL, H_RMA_NODE(1)), 0);
+	ctx = h_ctx(&p.h, 1, 0);
+	for (i = AMRMA_RMA_H_PUT; i <= AMRMA_RMA_H_LAST; i++)
+		amrma_am_register(p.h.n[0].node, (uint16_t)i, reply_status, NULL);
+	assert_int_equal(amrma_dgsp_type_basic(1, &t), 0);
+	assert_int_equal(amrma_dgsp_type_commit(t), 0);
+	memset(buf, 0x22, sizeof(buf));
+	for (i = 0; i < RTE_DIM(bad); i++) {
+		peer_status = bad[i];
+		for (k = 0; k < 2; k++) {
+			/* short get (a chunk's reply), rendezvous get (the RGET's) */
+			assert_int_equal(amrma_rma_get(ctx, to, 1, 0, buf, sizeof(buf), protos[k],
+						       NULL, NULL, &req), 0);
+			assert_int_equal(h_rma_wait(&p, ctx, req, 5000, &status), 1);
+			assert_int_equal(status, -EPROTO);
+			/* short put (a chunk's), rendezvous put (the RTS's) */
+			assert_int_equal(amrma_rma_put(ctx, to, 1, 0, buf, sizeof(buf), protos[k],
+						       NULL, NULL, &req), 0);
+			assert_int_equal(h_rma_wait(&p, ctx, req, 5000, &status), 1);
+			assert_int_equal(status, -EPROTO);
+		}
+		/* noncontiguous put (the setup's reply) */
+		assert_int_equal(amrma_rma_put_dt(ctx, to, 1, 0, buf, amrma_dgsp_type_program(t),
+						  sizeof(buf), amrma_dgsp_type_program(t),
+						  sizeof(buf), 0, NULL, NULL, &req), 0);
+		assert_int_equal(h_rma_wait(&p, ctx, req, 5000, &status), 1);
+		assert_int_equal(status, -EPROTO);
+	}
+	amrma_dgsp_type_free(t);
+	h_rma_destroy(&p);
+}
+
 int
 main(void)
 {
@@ -376,6 +443,7 @@ main(void)
 		cmocka_unit_test(test_forged_get_reply),
 		cmocka_unit_test(test_duplicate_tag_rts),
 		cmocka_unit_test(test_tsend_never_taken),
+		cmocka_unit_test(test_reply_status_not_errno),
 	};
 
 	/* AMRMA_TEST_SEED explores other inputs; the default keeps CI deterministic */

@@ -71,7 +71,7 @@ enum {
 /** Engine configuration; start from amrma_rma_conf_defaults(). */
 struct amrma_rma_conf {
 	uint32_t max_regions;		/**< region table capacity */
-	uint32_t max_ops;		/**< operations in flight per context (<= 65535) */
+	uint32_t max_ops;		/**< operations in flight per context (<= 32767) */
 	uint32_t short_max;		/**< largest put/get sent as one copied frame */
 	uint64_t rndv_threshold;	/**< gets of this size and more use rendezvous */
 	uint64_t rndv_put_threshold;	/**< puts of this size and more use rendezvous */

@@ -197,7 +197,7 @@ amrma_rma_create(struct amrma_node *node, const struct amrma_rma_conf *conf,
 		amrma_rma_conf_defaults(&c);
 	else
 		c = *conf;
-	if (node == NULL || out == NULL || c.max_ops == 0 || c.max_ops > 65535 ||
+	if (node == NULL || out == NULL || c.max_ops == 0 || c.max_ops > RMA_MAX_OPS ||
 	    c.pipeline_depth == 0 || c.progress_ctx >= amrma_node_nb_ctx(node) ||
 	    !rte_is_power_of_2(c.queue_size) || !rte_is_power_of_2(c.completion_slots))
 		return -EINVAL;

@@ -12,18 +12,6 @@
 RTE_LOG_REGISTER(amrma_rma_logtype, lib.amrma.rma, NOTICE);
 
 struct rma_op *
-op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h)
-{
-	uint32_t idx = (uint32_t)h;
-
-	if (!(h >> 63) || idx >= rc->rma->conf.max_ops)
-		return NULL;
-	if (rc->ops[idx].state == OP_FREE || rc->ops[idx].gen != (uint16_t)(h >> 32))
-		return NULL;
-	return &rc->ops[idx];
-}
-
-struct rma_op *
 op_alloc(struct rma_ctx *rc)
 {
 	struct rma_op *op;

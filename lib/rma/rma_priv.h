@@ -3,6 +3,7 @@
 #ifndef AMRMA_RMA_PRIV_H
 #define AMRMA_RMA_PRIV_H
 
+#include <assert.h>
 #include <errno.h>
 #include <sys/queue.h>
 
@@ -268,6 +269,15 @@ struct amrma_rma {
 	TAILQ_ENTRY(amrma_rma) kept_next;
 };
 
+/*
+ * Operations per context at most. An op argument ((index + 1) << 48, op_arg()) then never
+ * has bit 63 set, which every handle has (op_handle()), and read as an op argument a
+ * handle names index RMA_MAX_OPS, which is none: whichever reply handler a peer names, a
+ * reply to a chunk is not taken for one to a setup or an RTS, nor the other way round.
+ */
+#define RMA_MAX_OPS 32767u
+static_assert((((uint64_t)RMA_MAX_OPS) << 48) >> 63 == 0, "op arguments look like handles");
+
 /* handle encoding: never 0 */
 static inline amrma_rma_req_t
 op_handle(const struct rma_ctx *rc, const struct rma_op *op)
@@ -275,7 +285,18 @@ op_handle(const struct rma_ctx *rc, const struct rma_op *op)
 	return (UINT64_C(1) << 63) | ((uint64_t)op->gen << 32) | (uint64_t)(op - rc->ops);
 }
 
-struct rma_op *op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h);
+/* The live op a handle names, or NULL. */
+static inline struct rma_op *
+op_from_handle(struct rma_ctx *rc, amrma_rma_req_t h)
+{
+	uint32_t idx = (uint32_t)h;
+
+	if (!(h >> 63) || idx >= rc->rma->conf.max_ops)
+		return NULL;
+	if (rc->ops[idx].state == OP_FREE || rc->ops[idx].gen != (uint16_t)(h >> 32))
+		return NULL;
+	return &rc->ops[idx];
+}
 
 /*
  * A chunk's identity in the AM op argument: op index + 1, generation, chunk index. Never

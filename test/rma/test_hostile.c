@@ -435,6 +435,47 @@ test_reply_status_not_errno(void **state)
 	h_rma_destroy(&p);
 }
 
+/*
+ * A reply names its operation by the request's AM argument: an op argument for a chunk,
+ * a handle for a setup or an RTS; the peer picks the reply's handler. With max_ops above
+ * RMA_MAX_OPS, the op argument of an operation at index 32767 or more has bit 63 set, as
+ * every handle has, and a setup's reply to such a chunk set the program slot of whichever
+ * operation the argument named as a handle. Now such tables are refused, and at the
+ * limit neither encoding names an operation when read as the other.
+ */
+static void
+test_op_args_are_no_handles(void **state)
+{
+	struct amrma_rma_conf rc;
+	struct rma_ctx *c;
+	struct rma_op *first, *last;
+	struct h_rma p;
+	uint32_t chunk;
+	void *arg;
+
+	(void)state;
+	amrma_rma_conf_defaults(&rc);
+	rc.max_ops = RMA_MAX_OPS + 1;
+	assert_int_equal(h_rma_create(&p, 1, 1, NULL, &rc, H_RMA_ALL), -EINVAL);
+	rc.max_ops = RMA_MAX_OPS;
+	assert_int_equal(h_rma_create(&p, 1, 1, NULL, &rc, H_RMA_ALL), 0);
+	c = rc_of(h_ctx(&p.h, 0, 0));
+	/* the first operation and the last, both live in the same generation */
+	first = &c->ops[0];
+	last = &c->ops[RMA_MAX_OPS - 1];
+	first->state = OP_WAIT_CTS;
+	last->state = OP_ISSUING;
+	last->gen = first->gen;
+	arg = op_arg(c, last, 0);
+	assert_ptr_equal(op_of_arg(c, arg, &chunk), last);
+	assert_ptr_equal(op_from_handle(c, op_handle(c, first)), first);
+	assert_null(op_from_handle(c, (amrma_rma_req_t)(uintptr_t)arg));
+	assert_null(op_of_arg(c, (void *)(uintptr_t)op_handle(c, first), &chunk));
+	first->state = OP_FREE;
+	last->state = OP_FREE;
+	h_rma_destroy(&p);
+}
+
 int
 main(void)
 {
@@ -444,6 +485,7 @@ main(void)
 		cmocka_unit_test(test_duplicate_tag_rts),
 		cmocka_unit_test(test_tsend_never_taken),
 		cmocka_unit_test(test_reply_status_not_errno),
+		cmocka_unit_test(test_op_args_are_no_handles),
 	};
 
 	/* AMRMA_TEST_SEED explores other inputs; the default keeps CI deterministic */

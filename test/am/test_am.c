@@ -1069,17 +1069,6 @@ rules_done_cond(void *arg)
 	return R.done_calls >= *(int *)arg;
 }
 
-static int
-nothing_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
-		void *arg)
-{
-	RTE_SET_USED(ctx);
-	RTE_SET_USED(tok);
-	RTE_SET_USED(msg);
-	RTE_SET_USED(arg);
-	return 0;
-}
-
 static void
 test_rules(void **state)
 {
@@ -1096,7 +1085,7 @@ test_rules(void **state)
 		amrma_am_register(h.n[i].node, H_RULES, rules_handler, NULL);
 		amrma_am_register(h.n[i].node, H_RULES_REPLY, rules_reply_handler, NULL);
 		amrma_am_register(h.n[i].node, H_FAIL, fail_handler, NULL);
-		amrma_am_register(h.n[i].node, H_NOTHING, nothing_handler, NULL);
+		amrma_am_register(h.n[i].node, H_NOTHING, h_nothing_handler, NULL);
 	}
 	memset(&R, 0, sizeof(R));
 
@@ -1933,7 +1922,7 @@ test_open_reply_in_small_mbuf(void **state)
 	c.pool = small;
 	assert_int_equal(amrma_node_create(&c, &h.n[1].node), 0);
 	assert_int_equal(amrma_node_add_peer(h.n[1].node, 0, &h.n[0].dev.mac, h.n[0].ip, 1), 0);
-	amrma_am_register(h.n[0].node, H_NOTHING, nothing_handler, NULL);
+	amrma_am_register(h.n[0].node, H_NOTHING, h_nothing_handler, NULL);
 	amrma_am_register(h.n[0].node, H_SINK, big_reply_handler, NULL);
 	memset(rv_called, 0, sizeof(rv_called));
 	/* a first exchange: both know each other */

@@ -104,6 +104,17 @@ h_count_ok(struct amrma_ctx *ctx, void *arg, int status)
 		(*(int *)arg)++;
 }
 
+int
+h_nothing_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
+		  void *arg)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(tok);
+	RTE_SET_USED(msg);
+	RTE_SET_USED(arg);
+	return 0;
+}
+
 long
 h_fill_diff(const uint8_t *p, size_t len, uint32_t seed, size_t at)
 {

@@ -82,6 +82,10 @@ bool h_is_zero(const uint8_t *p, size_t len);
 /** AM done callback: counts the completions of status 0 into the int at arg. */
 void h_count_ok(struct amrma_ctx *ctx, void *arg, int status);
 
+/** AM handler that takes a message and does nothing (a request gets the empty reply). */
+int h_nothing_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+		      const struct amrma_am_msg *msg, void *arg);
+
 /** The lcore h_eal_init_service() runs as a service lcore, beside the test's lcore 0. */
 #define H_SVC_LCORE 1
 

@@ -41,6 +41,7 @@
 
 #include "amrma_dgsp.h"
 #include "amrma_rma.h"
+#include "fuzz_input.h"
 #include "rma_fuzz.h"
 #include "rma_nodes.h"
 
@@ -160,37 +161,6 @@ static struct {
 
 /* ---- input ---- */
 
-struct rd {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t
-u8(struct rd *r)
-{
-	if (r->n == 0)
-		return 0;
-	r->n--;
-	return *r->p++;
-}
-
-static uint16_t
-u16(struct rd *r)
-{
-	return (uint16_t)(u8(r) | u8(r) << 8);
-}
-
-static uint64_t
-u64(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)u8(r) << (8 * i);
-	return v;
-}
-
 static uint64_t
 rnd(void)
 {
@@ -208,9 +178,9 @@ max_payload(unsigned int nargs)
 
 /* a value that matters to some handler */
 static uint64_t
-val(struct rd *r)
+val(struct fuzz_in *r)
 {
-	uint8_t s = u8(r), b = u8(r);
+	uint8_t s = fuzz_u8(r), b = fuzz_u8(r);
 
 	switch (s % 20) {
 	case 0: return fz.rw_key;
@@ -222,15 +192,15 @@ val(struct rd *r)
 	case 6: return RW_LEN + b % 32;
 	case 7: return (s & 0x80 ? RO_LEN : WO_LEN) - 16 + b % 32;
 	case 8: return fz.pool[b % NPOOL];
-	case 9: return fz.pool[b % NPOOL] + (int8_t)u8(r);
+	case 9: return fz.pool[b % NPOOL] + (int8_t)fuzz_u8(r);
 	case 10: return UINT64_MAX - b % 16;
-	case 11: return (UINT64_C(1) << 63) | ((uint64_t)u8(r) << 32) | b;	/* a handle */
-	case 12: return u64(r);
+	case 11: return (UINT64_C(1) << 63) | ((uint64_t)fuzz_u8(r) << 32) | b;	/* a handle */
+	case 12: return fuzz_u64(r);
 	case 13: return (uint64_t)max_payload(s >> 5) - 8 + b % 16;
 	case 14: return (uint64_t)(int64_t)-(int)(b % 140);	/* a status */
-	case 15: return (uint64_t)b << 8 | u8(r);
+	case 15: return (uint64_t)b << 8 | fuzz_u8(r);
 	case 16: /* a real generation, another index (receives, slots, ops) */
-		return (fz.pool[b % NPOOL] & ~UINT64_C(0xffffffff)) | u8(r);
+		return (fz.pool[b % NPOOL] & ~UINT64_C(0xffffffff)) | fuzz_u8(r);
 	case 17: return (uint64_t)b * max_payload(4);	/* chunk offsets */
 	case 18: return UINT64_C(1) << (b % 64);
 	default: return (uint64_t)INT64_MAX + (b % 4) - 1;
@@ -239,9 +209,9 @@ val(struct rd *r)
 
 /* a payload length: small, near the largest, or the length an argument names */
 static uint16_t
-plen(struct rd *r, unsigned int nargs, uint64_t named)
+plen(struct fuzz_in *r, unsigned int nargs, uint64_t named)
 {
-	uint8_t b = u8(r);
+	uint8_t b = fuzz_u8(r);
 	uint16_t max = max_payload(nargs), len;
 
 	switch (b >> 6) {
@@ -480,9 +450,9 @@ seen_arg(uint16_t h, unsigned int i)
 
 /* one message (or a burst of one put's chunks) from the peer to node 1 */
 static void
-peer_message(struct rd *r)
+peer_message(struct fuzz_in *r)
 {
-	uint8_t flags = u8(r), t = u8(r) % T_NB, over, prog = 0;
+	uint8_t flags = fuzz_u8(r), t = fuzz_u8(r) % T_NB, over, prog = 0;
 	uint64_t args[AMRMA_WIRE_MAX_ARGS] = { 0 };
 	uint8_t payload[AMRMA_WIRE_MAX_PAYLOAD];
 	struct amrma_ctx *ctx = h_ctx(&fz.p.h, PEER, flags & 1);
@@ -495,9 +465,9 @@ peer_message(struct rd *r)
 
 	switch (t) {
 	case T_RAW:
-		h = u8(r);
-		h = h < 240 ? (uint16_t)(AMRMA_RMA_H_PUT + h % NB_H) : u8(r);
-		nargs = u8(r) % (AMRMA_WIRE_MAX_ARGS + 1);
+		h = fuzz_u8(r);
+		h = h < 240 ? (uint16_t)(AMRMA_RMA_H_PUT + h % NB_H) : fuzz_u8(r);
+		nargs = fuzz_u8(r) % (AMRMA_WIRE_MAX_ARGS + 1);
 		for (i = 0; i < nargs; i++)
 			args[i] = val(r);
 		named = nargs > 2 ? args[2] : 0;
@@ -506,8 +476,8 @@ peer_message(struct rd *r)
 	case T_GET:
 		h = t == T_PUT ? AMRMA_RMA_H_PUT : AMRMA_RMA_H_GET;
 		args[0] = fz.rw_key;
-		args[1] = u16(r) % (RW_LEN + 64);
-		args[2] = u8(r) * 8u;
+		args[1] = fuzz_u16(r) % (RW_LEN + 64);
+		args[2] = fuzz_u8(r) * 8u;
 		nargs = 3;
 		named = args[2];
 		break;
@@ -515,11 +485,11 @@ peer_message(struct rd *r)
 	case T_RGET:
 		h = t == T_RTS ? AMRMA_RMA_H_RTS : AMRMA_RMA_H_RGET;
 		args[0] = fz.rw_key;
-		args[1] = u16(r) % (RW_LEN + 64);
-		args[2] = u16(r) % (RW_LEN + 64);
-		args[3] = (UINT64_C(1) << 63) | u8(r);
-		args[4] = u8(r) % 3;	/* the receiving context (2: none) */
-		args[5] = u8(r);	/* the peer's receive: made up */
+		args[1] = fuzz_u16(r) % (RW_LEN + 64);
+		args[2] = fuzz_u16(r) % (RW_LEN + 64);
+		args[3] = (UINT64_C(1) << 63) | fuzz_u8(r);
+		args[4] = fuzz_u8(r) % 3;	/* the receiving context (2: none) */
+		args[5] = fuzz_u8(r);	/* the peer's receive: made up */
 		nargs = t == T_RTS ? 4 : 6;
 		break;
 	case T_TDATA_PUT:
@@ -527,11 +497,11 @@ peer_message(struct rd *r)
 		 * from the context that asked to the one that answered */
 		h = AMRMA_RMA_H_TDATA;
 		args[0] = seen_arg(AMRMA_RMA_H_CTS, 0);
-		args[1] = (uint64_t)(u8(r) % 8) * max_payload(4);
+		args[1] = (uint64_t)(fuzz_u8(r) % 8) * max_payload(4);
 		args[2] = fz.rts_len;
 		args[3] = seen_arg(AMRMA_RMA_H_CTS, 1);
 		nargs = 4;
-		chunks = 1 + u8(r) % 8;
+		chunks = 1 + fuzz_u8(r) % 8;
 		if ((flags & 0x18) == 0) {
 			ctx = h_ctx(&fz.p.h, PEER, seen(AMRMA_RMA_H_CTS)->at);
 			to.ctx = seen(AMRMA_RMA_H_CTS)->ctx;
@@ -541,18 +511,18 @@ peer_message(struct rd *r)
 		/* data for node 1's rendezvous get, to the receive its RGET named */
 		h = AMRMA_RMA_H_TDATA;
 		args[0] = seen_arg(AMRMA_RMA_H_RGET, 3);
-		args[1] = (uint64_t)(u8(r) % 8) * max_payload(4);
+		args[1] = (uint64_t)(fuzz_u8(r) % 8) * max_payload(4);
 		args[2] = seen_arg(AMRMA_RMA_H_RGET, 2);
 		args[3] = seen_arg(AMRMA_RMA_H_RGET, 5);
 		nargs = 4;
-		chunks = 1 + u8(r) % 8;
+		chunks = 1 + fuzz_u8(r) % 8;
 		if ((flags & 0x18) == 0)	/* to the context that asked */
 			to.ctx = seen(AMRMA_RMA_H_RGET)->ctx;
 		break;
 	case T_CTS:
 		h = AMRMA_RMA_H_CTS;
 		args[0] = seen_arg(AMRMA_RMA_H_RTS, 3);
-		args[1] = u8(r);
+		args[1] = fuzz_u8(r);
 		nargs = 2;
 		to.ctx = seen(AMRMA_RMA_H_RTS)->ctx;
 		if ((flags & 0x18) == 0)
@@ -560,11 +530,11 @@ peer_message(struct rd *r)
 		break;
 	case T_DT_SETUP:
 		h = AMRMA_RMA_H_DT_SETUP;
-		prog = u8(r) % NPROG;
+		prog = fuzz_u8(r) % NPROG;
 		args[0] = fz.rw_key;
-		args[1] = u16(r) % (RW_LEN + 64);
-		args[2] = 1 + u8(r) % 64;
-		args[3] = 1 + (u8(r) & 1);
+		args[1] = fuzz_u16(r) % (RW_LEN + 64);
+		args[2] = 1 + fuzz_u8(r) % 64;
+		args[3] = 1 + (fuzz_u8(r) & 1);
 		args[4] = fz.prog_size[prog] * args[2];
 		nargs = 5;
 		fz.dt_total = args[4];
@@ -573,9 +543,9 @@ peer_message(struct rd *r)
 	case T_DT_GET:
 		h = t == T_DT_PUT ? AMRMA_RMA_H_DT_PUT : AMRMA_RMA_H_DT_GET;
 		/* the slot node 1 answered the last setup with, or a value */
-		args[0] = (flags & 0x20) ? fz.pool[u8(r) % NPOOL] :
+		args[0] = (flags & 0x20) ? fz.pool[fuzz_u8(r) % NPOOL] :
 			  seen_arg(AMRMA_RMA_H_DT_SETUP_REPLY, 0);
-		args[1] = (flags & 0x18) ? u16(r) % 4096 : (uint64_t)(u8(r) % 4) * 64;
+		args[1] = (flags & 0x18) ? fuzz_u16(r) % 4096 : (uint64_t)(fuzz_u8(r) % 4) * 64;
 		args[2] = fz.dt_total - RTE_MIN(args[1], fz.dt_total);
 		nargs = 3;
 		named = args[2];
@@ -585,17 +555,17 @@ peer_message(struct rd *r)
 	case T_PUT1:
 		h = AMRMA_RMA_H_PUT1;
 		args[0] = fz.rw_key;
-		args[1] = u16(r) % (RW_LEN + 64);
-		args[2] = u16(r) % (RW_LEN + 64);
-		args[3] = (UINT64_C(1) << 63) | u8(r);
+		args[1] = fuzz_u16(r) % (RW_LEN + 64);
+		args[2] = fuzz_u16(r) % (RW_LEN + 64);
+		args[3] = (UINT64_C(1) << 63) | fuzz_u8(r);
 		nargs = 4;
-		chunks = 1 + u8(r) % 8;
+		chunks = 1 + fuzz_u8(r) % 8;
 		send = !((flags >> 2) & 1);	/* one-way, as the protocol sends them */
 		break;
 	case T_PUT_DONE:
 		h = AMRMA_RMA_H_PUT_DONE;
 		args[0] = seen_arg(AMRMA_RMA_H_PUT1, 3);
-		args[1] = (uint64_t)(int64_t)-(int)(u8(r) % 8);
+		args[1] = (uint64_t)(int64_t)-(int)(fuzz_u8(r) % 8);
 		nargs = 2;
 		send = !((flags >> 2) & 1);
 		break;
@@ -616,11 +586,11 @@ peer_message(struct rd *r)
 		static const uint16_t hs[] = { AMRMA_RMA_H_GET_REPLY, AMRMA_RMA_H_DT_REPLY,
 					       AMRMA_RMA_H_DT_SETUP_REPLY, AMRMA_RMA_H_CTS };
 
-		h = hs[u8(r) % RTE_DIM(hs)];
-		nargs = u8(r) % 3;
+		h = hs[fuzz_u8(r) % RTE_DIM(hs)];
+		nargs = fuzz_u8(r) % 3;
 		for (i = 0; i < nargs; i++)
 			args[i] = val(r);
-		named = u16(r) % 4096;
+		named = fuzz_u16(r) % 4096;
 		break;
 	}
 	default:
@@ -629,12 +599,12 @@ peer_message(struct rd *r)
 		break;
 	}
 	/* then any argument, and their number, may be something else */
-	over = u8(r);
+	over = fuzz_u8(r);
 	for (i = 0; i < AMRMA_WIRE_MAX_ARGS && over != 0 && t != T_RAW; i++)
 		if (over & (1u << i) && (flags & 0x40))
 			args[i] = val(r);
 	if ((flags & 0x80) && t != T_RAW)
-		nargs = u8(r) % (AMRMA_WIRE_MAX_ARGS + 1);
+		nargs = fuzz_u8(r) % (AMRMA_WIRE_MAX_ARGS + 1);
 	if (h == AMRMA_RMA_H_RTS)
 		fz.rts_len = args[2];
 	/* a put's chunks count from its first; tagged data from the message's start */
@@ -645,7 +615,7 @@ peer_message(struct rd *r)
 			len = fz.prog_len[prog];
 			memcpy(payload, fz.prog[prog], len);
 			if (over & 0x40)
-				payload[u8(r) % len] ^= (uint8_t)(1u << (u8(r) % 8));
+				payload[fuzz_u8(r) % len] ^= (uint8_t)(1u << (fuzz_u8(r) % 8));
 		} else {
 			/* a put's or tagged message's chunks: what is left from here */
 			if (chunks > 1 || h == AMRMA_RMA_H_TDATA || h == AMRMA_RMA_H_PUT1)
@@ -669,10 +639,10 @@ peer_message(struct rd *r)
 
 /* an answer for node 1's next request to the peer */
 static void
-peer_spec(struct rd *r)
+peer_spec(struct fuzz_in *r)
 {
 	struct spec *s;
-	uint8_t b = u8(r), hb;
+	uint8_t b = fuzz_u8(r), hb;
 	unsigned int i;
 
 	if (fz.nb_spec == NSPEC)
@@ -680,16 +650,16 @@ peer_spec(struct rd *r)
 	s = &fz.spec[(fz.spec_head + fz.nb_spec++) % NSPEC];
 	memset(s, 0, sizeof(*s));
 	s->how = b & 1;
-	hb = u8(r);
-	s->status = (b & 2) ? 0 : (hb & 0x80) ? (int16_t)(u16(r)) : (int16_t)-(int)(hb % 140);
-	hb = u8(r);
+	hb = fuzz_u8(r);
+	s->status = (b & 2) ? 0 : (hb & 0x80) ? (int16_t)(fuzz_u16(r)) : (int16_t)-(int)(hb % 140);
+	hb = fuzz_u8(r);
 	s->expected = hb < 128;
 	s->handler = hb < 132 ? AMRMA_WIRE_NO_HANDLER :
 		     hb == 132 ? AMRMA_AM_H_LEAVE : (uint16_t)(AMRMA_RMA_H_PUT + hb % NB_H);
 	s->nargs = (uint8_t)((b >> 2) % (AMRMA_WIRE_MAX_ARGS + 1));
 	for (i = 0; i < s->nargs; i++)
 		s->args[i] = val(r);
-	s->len = (b & 0x80) ? -(int)(u8(r) % 8) - 1 + 4 : (int)u16(r) % 2048;
+	s->len = (b & 0x80) ? -(int)(fuzz_u8(r) % 8) - 1 + 4 : (int)fuzz_u16(r) % 2048;
 }
 
 /* ---- node 1's own operations towards the peer ---- */
@@ -721,16 +691,16 @@ op_event(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
 }
 
 static void
-target_op(struct rd *r, struct rma_fuzz_counts *c)
+target_op(struct fuzz_in *r, struct rma_fuzz_counts *c)
 {
 	static const uint32_t protos[] = { 0, AMRMA_RMA_F_SHORT, AMRMA_RMA_F_PIPELINED,
 					   AMRMA_RMA_F_RENDEZVOUS };
-	uint8_t a = u8(r), f = u8(r);
+	uint8_t a = fuzz_u8(r), f = fuzz_u8(r);
 	struct amrma_ctx *ctx = h_ctx(&fz.p.h, TARGET, a & 1);
 	struct amrma_ep to = { .node = PEER, .ctx = (a >> 1) & 1 };
 	uint32_t flags = protos[(a >> 2) & 3];
-	uint64_t key = (f & 1) ? val(r) : u64(r), off = (f & 2) ? val(r) : u16(r);
-	uint64_t len = (f & 4) ? val(r) % (BUF_LEN + 1) : (uint64_t)u16(r) % (BUF_LEN + 1);
+	uint64_t key = (f & 1) ? val(r) : fuzz_u64(r), off = (f & 2) ? val(r) : fuzz_u16(r);
+	uint64_t len = (f & 4) ? val(r) % (BUF_LEN + 1) : (uint64_t)fuzz_u16(r) % (BUF_LEN + 1);
 	unsigned int kind = (a >> 4) & 3, b;
 	struct rec *rc;
 	uint8_t *mem;
@@ -755,8 +725,8 @@ target_op(struct rd *r, struct rma_fuzz_counts *c)
 		      amrma_rma_get(ctx, to, key, off, mem, len, flags, op_event, rc, NULL);
 	} else {
 		/* noncontiguous: the peer's layout is one of the programs, ours bytes */
-		unsigned int k = u8(r) % NPROG;
-		uint64_t count = u8(r) % 32, total = fz.prog_size[k] * count;
+		unsigned int k = fuzz_u8(r) % NPROG;
+		uint64_t count = fuzz_u8(r) % 32, total = fz.prog_size[k] * count;
 		const struct amrma_dgsp *remote = amrma_dgsp_type_program(fz.types[k]);
 		const struct amrma_dgsp *local = amrma_dgsp_type_program(fz.types[0]);
 
@@ -946,7 +916,7 @@ peer_revive(void)
 void
 rma_fuzz_one(const uint8_t *data, size_t len, struct rma_fuzz_counts *c)
 {
-	struct rd r = { .p = data, .n = len };
+	struct fuzz_in r = { .p = data, .left = len };
 	uint64_t h = UINT64_C(0xcbf29ce484222325);
 	unsigned int steps = 0, waits = 0, k;
 	size_t i;
@@ -963,10 +933,10 @@ rma_fuzz_one(const uint8_t *data, size_t len, struct rma_fuzz_counts *c)
 	fz.rts_len = 0;
 	fz.msgs = 0;
 	fz.p.stalled = 0;
-	engine_create(u8(&r));
-	fz.proper = u8(&r) & 1;
-	while (r.n != 0 && steps++ < MAX_STEPS) {
-		uint8_t op = u8(&r);
+	engine_create(fuzz_u8(&r));
+	fz.proper = fuzz_u8(&r) & 1;
+	while (r.left != 0 && steps++ < MAX_STEPS) {
+		uint8_t op = fuzz_u8(&r);
 
 		switch (op % 16) {
 		case 0: case 1: case 2: case 3: case 4: case 5:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "amrma_tag.h"
+#include "fuzz_input.h"
 #include "tag_model.h"
 
 /* Small limits and value spaces: matches, bin collisions, wildcards and refusals abound. */
@@ -25,20 +26,6 @@ struct model {
 	uint64_t bytes;
 };
 
-struct reader {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t
-next(struct reader *rd)
-{
-	if (rd->left == 0)
-		return 0;
-	rd->left--;
-	return *rd->p++;
-}
-
 #define CHECK(cond) do { \
 	if (!(cond)) { \
 		fprintf(stderr, "tag model mismatch at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
@@ -55,9 +42,9 @@ model_matches(const struct model_recv *r, const struct amrma_tag_msg *m)
 
 /* Tags 0..5, sometimes with bit 60: wildcards over bit 60 then match two tags. */
 static uint64_t
-read_tag(struct reader *rd)
+read_tag(struct fuzz_in *rd)
 {
-	uint8_t b = next(rd);
+	uint8_t b = fuzz_u8(rd);
 
 	return (uint64_t)(b % 6) | ((b & 0x80) ? 1ull << 60 : 0);
 }
@@ -83,7 +70,7 @@ tag_model_run(const uint8_t *data, size_t len, struct tag_model_counts *c)
 {
 	const struct amrma_tag_config cfg = { .max_posted = M_POSTED, .max_unexpected = M_UNEXP,
 					      .max_unexpected_bytes = M_BYTES, .socket_id = -1 };
-	struct reader rd = { data, len };
+	struct fuzz_in rd = { data, len };
 	struct amrma_tag_engine *e = amrma_tag_engine_create(&cfg);
 	struct amrma_tag_stats st;
 	struct amrma_tag_match m;
@@ -96,11 +83,11 @@ tag_model_run(const uint8_t *data, size_t len, struct tag_model_counts *c)
 	CHECK(e != NULL && md != NULL);
 	memset(c, 0, sizeof(*c));
 	while (rd.left > 0) {
-		uint8_t op = next(&rd) % 8;
+		uint8_t op = fuzz_u8(&rd) % 8;
 
 		if (op < 3) {			/* post a receive */
 			struct amrma_tag_recv r = { .tag = read_tag(&rd), .buf = buf };
-			uint8_t b = next(&rd);
+			uint8_t b = fuzz_u8(&rd);
 			uint64_t id;
 
 			r.ignore = (b & 3) == 0 ? AMRMA_TAG_ANY_TAG : (b & 3) == 1 ? 1ull << 60 : 0;
@@ -133,7 +120,7 @@ tag_model_run(const uint8_t *data, size_t len, struct tag_model_counts *c)
 			}
 		} else if (op < 7) {		/* a message arrives */
 			struct amrma_tag_msg msg = { .tag = read_tag(&rd) };
-			uint8_t b = next(&rd);
+			uint8_t b = fuzz_u8(&rd);
 
 			msg.src = b % 3;
 			msg.len = b >> 2;
@@ -163,7 +150,7 @@ tag_model_run(const uint8_t *data, size_t len, struct tag_model_counts *c)
 				c->queued++;
 			}
 		} else {			/* cancel a receive, purge a source, drain */
-			uint8_t b = next(&rd);
+			uint8_t b = fuzz_u8(&rd);
 
 			if ((b & 0x0f) == 0x0e) {
 				uint32_t src = (b >> 4) % 3;

@@ -309,7 +309,6 @@ ext_held(struct amrma_rma *rma)
 void
 amrma_rma_destroy(struct amrma_rma *rma)
 {
-	struct rq_item *it;
 	unsigned int held;
 	uint16_t i, span = 0;
 	uint32_t k;
@@ -326,14 +325,8 @@ amrma_rma_destroy(struct amrma_rma *rma)
 	}
 	for (i = AMRMA_RMA_H_PUT; i <= AMRMA_RMA_H_LAST; i++)
 		amrma_am_register(rma->node, i, NULL, NULL);
-	/* rendezvous requests not served: their initiators are told (rndv_cancel_item) */
-	rndv_drop_pending(rma);
-	while (rma->queue != NULL && rte_ring_dequeue(rma->queue, (void **)&it) == 0) {
-		rndv_cancel_item(rma, it);
-		if (it->ref != NULL)
-			amrma_region_put(rma->regions, it->ref);
-		rte_mempool_put(rma->rq_pool, it);
-	}
+	/* rendezvous requests not served: their initiators are told */
+	rndv_drop_unserved(rma);
 	/* detached first: a callback below cannot start an operation (-EINVAL) */
 	for (i = 0; rma->rc != NULL && i < rma->nb_ctx; i++) {
 		struct rma_ctx *rc = &rma->rc[i];

@@ -562,8 +562,8 @@ void rndv_register(struct amrma_node *node, struct amrma_rma *rma);
 int rndv_start(struct rma_ctx *rc, struct rma_op *op);
 int rndv_finish_rx(struct rma_ctx *rc);
 int rndv_expire(struct rma_ctx *rc, uint64_t now);
-void rndv_drop_pending(struct amrma_rma *rma);
-void rndv_cancel_item(struct amrma_rma *rma, const struct rq_item *it);
+/* destroy: the queued and pending requests, their initiators told (RNDV_CANCEL) */
+void rndv_drop_unserved(struct amrma_rma *rma);
 void rndv_cancel_tsend(struct rma_ctx *rc, const struct rma_op *op);
 
 #endif

@@ -623,7 +623,7 @@ cancel_send(struct amrma_ctx *ctx, struct amrma_ep to, uint32_t epoch, uint64_t 
 }
 
 /* destroy: a queued rendezvous request that will not be served */
-void
+static void
 rndv_cancel_item(struct amrma_rma *rma, const struct rq_item *it)
 {
 	struct amrma_ctx *ctx = rma->rc != NULL ? rma->rc[rma->conf.progress_ctx].ctx : NULL;
@@ -694,20 +694,29 @@ bad:
 	return 0;
 }
 
-void
-rndv_drop_pending(struct amrma_rma *rma)
+/* destroy: a request that will not be served; its initiator is told, its region let go */
+static void
+item_drop(struct amrma_rma *rma, struct rq_item *it)
 {
+	rndv_cancel_item(rma, it);
+	if (it->ref != NULL)
+		amrma_region_put(rma->regions, it->ref);
+	rte_mempool_put(rma->rq_pool, it);
+}
+
+void
+rndv_drop_unserved(struct amrma_rma *rma)
+{
+	struct rq_item *it;
 	uint32_t k;
 
-	for (k = 0; rma->pending != NULL && k < rma->nb_pending; k++) {
-		rndv_cancel_item(rma, rma->pending[k]);
-		if (rma->pending[k]->ref != NULL)
-			amrma_region_put(rma->regions, rma->pending[k]->ref);
-		rte_mempool_put(rma->rq_pool, rma->pending[k]);
-	}
+	for (k = 0; rma->pending != NULL && k < rma->nb_pending; k++)
+		item_drop(rma, rma->pending[k]);
 	rma->nb_pending = 0;
 	rte_free(rma->pending);
 	rma->pending = NULL;
+	while (rma->queue != NULL && rte_ring_dequeue(rma->queue, (void **)&it) == 0)
+		item_drop(rma, it);
 }
 
 static int32_t

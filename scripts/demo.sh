@@ -83,7 +83,7 @@ target_pid=""
 echo "-- target (node 0) counters after SIGTERM:"
 grep -E 'requests_handled|retransmits|rx_rejected|peer_restarts|peers_(dead|left)|parks|region' \
 	"$tmp/target.log" | sed 's/^ */  /' || true
-echo "   (each initiator run is a new process that leaves when done: the target answers"
+echo "   (each initiator run is a new process that leaves when done: the target closes to it"
 echo "   (peers_left), stays off the memif port until the next one attached (parks), and"
 echo "   meets the next as a new incarnation of node 1 (peer_restarts))"
 # every initiator left through amrma_node_leave(), and the target parked for each

@@ -661,8 +661,13 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 			goto out;
 		}
 	}
-	if (unlikely(ch->dead))
+	if (unlikely(ch->dead)) {
+		/* closed to a life that left: nothing of it runs, but a frame it sends again
+		 * (its LEAVE, whose ack was lost) is acked again, or it would wait for good */
+		if (ch->closed && v.hdr.type != AMRMA_WIRE_ACK)
+			chan_closed_rx(ctx, ch, v.hdr.seq, now);
 		goto out;
+	}
 	ch->last_rx = now;
 	if (v.hdr.flags & AMRMA_WIRE_F_ACK_VALID) {
 		/* applied after the handlers (chan_acks_apply); one entry per frame of a

@@ -71,6 +71,8 @@ struct channel {
 	uint64_t last_rx;
 	uint32_t peer_epoch;	/* peer's incarnation, 0 until first contact */
 	bool left;		/* that incarnation said it leaves: close at the poll's end */
+	bool closed;		/* dead because it left: its receive state is kept, and what
+				 * it sends again gets our ack again (its LEAVE's was lost) */
 	bool bye;		/* it answered our leave: closed to this life of ours */
 	struct amrma_wire_addr addr;
 	struct amrma_wire_tmpl tmpl;	/* our headers toward this endpoint, built once */
@@ -229,6 +231,8 @@ void chan_on_ack(struct amrma_ctx *ctx, struct channel *ch, uint32_t ack, uint32
 void chan_acks_apply(struct amrma_ctx *ctx, uint64_t now);
 /* 1: deliver, 0: drop (duplicate / out of window); `room` says whether we may accept */
 int chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t now);
+/* a frame of the life a closed channel was closed to: a copy of one we had is acked again */
+void chan_closed_rx(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t now);
 void chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now);
 void chan_timers(struct amrma_ctx *ctx, uint64_t now);
 void chan_send_acks(struct amrma_ctx *ctx, uint64_t now, bool all);

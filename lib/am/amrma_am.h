@@ -333,9 +333,12 @@ int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
 
 /**
  * Leave for good: settle (amrma_node_quiesce()), then tell every peer node this node has
- * heard from that it leaves, and wait until each of that peer's contexts has answered.
+ * heard from that it leaves (a one-way message to each of that peer's contexts), and wait
+ * until each has acknowledged it. A context acknowledges the message only once it ran its
+ * handler, and acknowledges a retransmitted copy again after it closed, so a lost
+ * acknowledgement costs a retransmission, not the call.
  *
- * A peer's context that answers closes its channels to the leaving node: frames held for
+ * A peer's context that is told closes its channels to the leaving node: frames held for
  * it are dropped, operations on them fail with -ECONNRESET, and new ones with -ENOTCONN
  * until the node's next life (epoch) speaks. If its port's link goes with its one peer
  * (amrma_net_dev.link_per_peer: net_memif), it also parks: it touches the port no more
@@ -343,8 +346,9 @@ int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
  * second if the link stays up. So the host may close its port next: net_memif of DPDK
  * 22.11 unmaps the rings of the side that stays, whatever a poll there is doing in them.
  *
- * After -ETIMEDOUT it may be called again: contexts that answered an earlier call (late
- * answers included) are not asked again, since they no longer listen to this node.
+ * After -ETIMEDOUT it may be called again: contexts that acknowledged an earlier call
+ * (late acknowledgements included) are not told again, since they no longer listen to
+ * this node.
  *
  * After it returns, destroy the node: its peers no longer listen. Runs on the calling
  * thread, so no lcore may poll the node meanwhile; not from a handler or a completion
@@ -353,10 +357,9 @@ int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
  * @param timeout_us
  *   Longest wait in microseconds, settling included.
  * @return
- *   0; -ETIMEDOUT when frames stayed unacknowledged or a peer did not answer in time;
- *   a peer's error status (-ENOENT from a peer that does not know the message);
- *   -EBUSY when the node's rte_service is running; -EPERM from inside a poll;
- *   -EINVAL for a NULL node.
+ *   0; -ETIMEDOUT when frames stayed unacknowledged or a peer did not acknowledge in
+ *   time; an error of amrma_am_send() (-ENOTCONN, -ENOBUFS); -EBUSY when the node's
+ *   rte_service is running; -EPERM from inside a poll; -EINVAL for a NULL node.
  */
 int amrma_node_leave(struct amrma_node *node, uint64_t timeout_us);
 
@@ -397,8 +400,9 @@ struct amrma_am_stats {
 	uint64_t rx_coalesced;		/**< messages received in another message's frame */
 	uint64_t sends_handled;		/**< one-way messages whose handler ran */
 	uint64_t replies_in_place;	/**< replies built over their request's frame */
-	uint64_t peers_left;		/**< leave requests answered (amrma_node_leave());
-					 *   requests_handled counts them too */
+	uint64_t peers_left;		/**< LEAVEs taken (amrma_node_leave());
+					 *   sends_handled counts them too (requests_handled
+					 *   one sent as a request) */
 	uint64_t parks;			/**< times the context stopped touching the port
 					 *   for a peer that left, until the link cycled */
 	uint64_t parked_drops;		/**< frames other contexts redirected to this one

@@ -378,6 +378,28 @@ chan_ack_later(struct amrma_ctx *ctx, struct channel *ch, uint64_t now)
 	}
 }
 
+/* d = seq - rcv_next: seq was received already */
+static inline bool
+seq_is_copy(const struct channel *ch, int32_t d)
+{
+	return d < 0 || (d > 0 && d < (int32_t)RCV_WIN && ((ch->rcv_mask >> (d - 1)) & 1));
+}
+
+static void
+ack_again(struct amrma_ctx *ctx, struct channel *ch, uint64_t now)
+{
+	ctx->st.duplicates++;
+	ch->ack_now = true;
+	chan_ack_later(ctx, ch, now);
+}
+
+void
+chan_closed_rx(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t now)
+{
+	if (seq_is_copy(ch, seq_diff(seq, ch->rcv_next)))
+		ack_again(ctx, ch, now);
+}
+
 int
 chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t now)
 {
@@ -388,11 +410,9 @@ chan_on_seq(struct amrma_ctx *ctx, struct channel *ch, uint32_t seq, uint64_t no
 		ctx->st.out_of_window++;
 		return 0;
 	}
-	if (d < 0 || (d > 0 && ((ch->rcv_mask >> (d - 1)) & 1))) {
+	if (seq_is_copy(ch, d)) {
 		/* the sender missed our ack: tell it again at once */
-		ctx->st.duplicates++;
-		ch->ack_now = true;
-		chan_ack_later(ctx, ch, now);
+		ack_again(ctx, ch, now);
 		return 0;
 	}
 	if (d == 0) {
@@ -484,11 +504,14 @@ chan_reset(struct amrma_ctx *ctx, struct channel *ch, uint32_t peer_epoch, bool 
 {
 	chan_drop(ctx, ch);
 	/* a dead channel comes back with the peer's new life; one closed to a peer that
-	 * left stays dead */
+	 * left stays dead, and remembers what that life sent (chan_closed_rx()) */
 	ch->dead = closed;
+	ch->closed = closed;
 	ch->snd_una = ch->snd_sent = ch->snd_nxt = 0;
-	ch->rcv_next = 0;
-	ch->rcv_mask = 0;
+	if (!closed) {
+		ch->rcv_next = 0;
+		ch->rcv_mask = 0;
+	}
 	ch->ack_pending = 0;
 	ch->ack_now = false;
 	ch->retries = 0;

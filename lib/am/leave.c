@@ -2,12 +2,15 @@
 /*
  * Peers that leave for good (amrma_node_leave()).
  *
- * The leaving node asks every context of each peer it heard from. A context that answers
- * closes its channels to it and, on a port whose link goes with its one peer (net_memif),
- * parks: it touches the port no more until the link has gone down and come up again.
- * net_memif of DPDK 22.11 unmaps a side's rings in its control thread when the peer
- * disconnects, with nothing that holds off a poll running in them; parked contexts are
- * not in them.
+ * The leaving node tells every context of each peer it heard from, in a one-way message
+ * whose ack is the answer: the handler runs before anything acks its frame. A context
+ * that is told closes its channels to that node and, on a port whose link goes with its
+ * one peer (net_memif), parks: it touches the port no more until the link has gone down
+ * and come up again. net_memif of DPDK 22.11 unmaps a side's rings in its control thread
+ * when the peer disconnects, with nothing that holds off a poll running in them; parked
+ * contexts are not in them. A closed channel still acks what it had from the life that
+ * left (chan_closed_rx()): when the ack of the LEAVE is lost, the copy the leaving node
+ * sends again gets one, where a request's reply could not be sent again.
  */
 
 #include <rte_cycles.h>
@@ -27,22 +30,24 @@ leave_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am
 {
 	uint8_t k;
 
+	RTE_SET_USED(tok);
 	RTE_SET_USED(arg);
-	/* only a request says that a peer leaves: a one-way message or a reply naming this
-	 * handler (tok 0) is ignored. It has no channel in ctx->tok_ch, a request's: NULL
-	 * before the first, an earlier request's after it */
-	if (tok == 0)
+	/* a one-way message says that a peer leaves (a request too, as before: its
+	 * automatic reply answers); a reply naming this handler is no such thing */
+	if (ctx->in_handler == IN_REPLY)
 		return 0;
 	ctx->st.peers_left++;
-	/* not now: the answer (the automatic reply) must reach the port first. Every
-	 * channel to that node is marked, so peers leaving in one poll are all handled */
+	/* its ack leaves in this poll, ahead of the closing */
+	ctx_channel(ctx, msg->src.node, msg->src.ctx)->ack_now = true;
+	/* not now: the answer must reach the port first. Every channel to that node is
+	 * marked, so peers leaving in one poll are all handled */
 	for (k = 0; k < ctx->peer_nb_ctx[msg->src.node]; k++) {
 		struct channel *ch = ctx_channel(ctx, msg->src.node, k);
 
 		/* one it never heard from closes to that life too, not to epoch 0: the
 		 * node's next life must find it open */
 		if (ch->peer_epoch == 0)
-			ch->peer_epoch = ctx->tok_ch->peer_epoch;
+			ch->peer_epoch = msg->src_epoch;
 		ch->left = true;
 	}
 	ctx->peers_leaving = true;
@@ -103,7 +108,7 @@ ctx_parked_poll(struct amrma_ctx *ctx)
 	return 0;
 }
 
-/* A leave request's arg: the call that sent it and the peer context it asks. */
+/* A LEAVE's arg: the call that sent it and the peer context it tells. */
 static inline void *
 leave_arg(uint16_t gen, struct amrma_ep ep)
 {
@@ -118,8 +123,8 @@ leave_done(struct amrma_ctx *ctx, void *arg, int status)
 	struct channel *ch = ctx_channel(ctx, (uint16_t)(a >> 8), (uint8_t)a);
 
 	/*
-	 * An answer means that context closed its channels to this life of ours: it drops
-	 * what we send it from now on, so no later call asks it again. An answer to an
+	 * The ack means that context closed its channels to this life of ours: it drops
+	 * what we send it from now on, so no later call tells it again. An ack for an
 	 * earlier call that timed out counts only for that.
 	 */
 	if (status == 0)
@@ -173,10 +178,10 @@ ask_peers(struct amrma_node *node, bool others, uint64_t end)
 			int ret;
 
 			if (ctx_channel(ctx0, id, (uint8_t)k)->bye)
-				continue;	/* it answered an earlier call */
-			while ((ret = amrma_am_request(ctx0, ep, AMRMA_AM_H_LEAVE, NULL, 0, NULL,
-						       0, leave_done,
-						       leave_arg(node->leave_gen, ep))) == -EAGAIN &&
+				continue;	/* it acked an earlier call's */
+			while ((ret = amrma_am_send(ctx0, ep, AMRMA_AM_H_LEAVE, NULL, 0, NULL, 0,
+						    leave_done,
+						    leave_arg(node->leave_gen, ep))) == -EAGAIN &&
 			       rte_rdtsc() < end)
 				node_poll_round(node);
 			if (ret == 0)
@@ -204,13 +209,13 @@ amrma_node_leave(struct amrma_node *node, uint64_t timeout_us)
 	node->leave_status = 0;
 	/*
 	 * A peer's other contexts first: on a port that delivers on the queue a frame came
-	 * in (net_memif), their requests reach the peer's context 0, which hands them over,
-	 * so context 0 must not be parked before they are answered.
+	 * in (net_memif), their LEAVEs reach the peer's context 0, which hands them over,
+	 * so context 0 must not be parked before they are acked.
 	 */
 	ask_peers(node, true, end);
 	if (node->leave_pending == 0)
 		ask_peers(node, false, end);
-	/* our acks of the answers leave now: a peer that stays up resends nothing */
+	/* the acks we owe leave now: a peer that stays up resends nothing */
 	node_poll_round(node);
 	if (node->leave_pending != 0)
 		return -ETIMEDOUT;

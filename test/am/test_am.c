@@ -1738,6 +1738,50 @@ test_two_leave_at_once(void **state)
 	h_destroy(&h);
 }
 
+/*
+ * The ack of a LEAVE is lost: node 0 closed its channels to node 1 on the first copy and
+ * drops what node 1's life sends, but acks the copy node 1 sends again, so node 1 leaves
+ * with 0. It waited out its retries (-ETIMEDOUT) when the answer was a reply, which a
+ * closed channel could not send again. Node 0 ran the LEAVE once.
+ */
+static void
+test_leave_ack_lost(void **state)
+{
+	struct leaver l = { .timeout_us = 5000000 };
+	struct amrma_am_stats st0, st;
+	struct harness h;
+	pthread_t t;
+
+	RTE_SET_USED(state);
+	echo_nodes(&h, 2, 1, NULL);
+	load_exactly_once(&h, 20, 5000);
+	amrma_node_stats_get(h.n[0].node, &st0);
+	h_faults(&h, 1, 0, 0, 0, 0, 1);
+	l.node = h.n[1].node;
+	h.n[1].polled_elsewhere = true;
+	assert_int_equal(pthread_create(&t, NULL, leave_thread, &l), 0);
+	/* node 0 ran the LEAVE in the last step: its ack waits on node 0's TX ring, and the
+	 * next step's switch hands it to a node 1 that hears nothing for now */
+	assert_true(H_UNTIL((amrma_node_stats_get(h.n[0].node, &st), st.peers_left == 1),
+			    10000, h_step(&h)));
+	h.n[1].fault.blackhole = true;
+	/* node 0 closed, and got the LEAVE again */
+	assert_true(H_UNTIL((amrma_node_stats_get(h.n[0].node, &st),
+			     st.duplicates > st0.duplicates), 10000, h_step(&h)));
+	assert_false(leaver_done(&l));
+	h.n[1].fault.blackhole = false;
+	assert_true(h_run_until(&h, leaver_done, &l, 20000));
+	assert_int_equal(pthread_join(t, NULL), 0);
+	h.n[1].polled_elsewhere = false;
+	assert_int_equal(l.ret, 0);
+	amrma_node_stats_get(h.n[0].node, &st);
+	assert_int_equal(st.peers_left, 1);
+	assert_int_equal(st.sends_handled - st0.sends_handled, 1);
+	/* closed: what node 1's life sends runs nothing */
+	assert_int_equal(st.requests_handled, st0.requests_handled);
+	h_destroy(&h);
+}
+
 static void
 test_leave_errors(void **state)
 {
@@ -2072,6 +2116,7 @@ main(void)
 		cmocka_unit_test(test_quiesce),
 		cmocka_unit_test(test_leave),
 		cmocka_unit_test(test_two_leave_at_once),
+		cmocka_unit_test(test_leave_ack_lost),
 		cmocka_unit_test(test_leave_errors),
 		cmocka_unit_test(test_leave_again_after_timeout),
 		cmocka_unit_test(test_restart_retransmit_names_life),

@@ -24,8 +24,8 @@
  * offset (two segments, or a one-byte segment in the middle) is taken, and one with any
  * single byte changed is refused (but for the unchecked source MAC) for the reason it is
  * refused in one segment. test_coalesced_jumbo: coalesced frames longer than a frame of
- * one message (an MTU over 9132) are taken in segments too. test_leave_only_by_request:
- * what seg_fuzz, the libFuzzer target over the same comparison (fuzz_seg.c), found.
+ * one message (an MTU over 9132) are taken in segments too. test_leave_by_send: what
+ * seg_fuzz, the libFuzzer target over the same comparison (fuzz_seg.c), found.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -616,43 +616,55 @@ pick_one_request(const struct amrma_wire_view *v, uint16_t len)
 
 /*
  * A one-way message naming the AM core's LEAVE handler (255) ran it, and it read the
- * channel of the request being handled (ctx->tok_ch): NULL before the first request
- * (the node crashed: seg_fuzz found it), an earlier request's after it (the node closed
- * its channels to the sender). Only a request says that a peer leaves. Run first: the
- * receivers have handled no request yet.
+ * channel of the request being handled (ctx->tok_ch): NULL before the first request (the
+ * node crashed: seg_fuzz found it), an earlier request's after it (the node closed its
+ * channels to another sender). A one-way message is how a node says it leaves now, and
+ * the handler takes the sender from the message: before any request, the context closes
+ * its channels to the sender's life, in one segment or in several. The sender's next life
+ * is taken again. Run first: the receivers have handled no request yet.
  */
 static void
-test_leave_only_by_request(void **state)
+test_leave_by_send(void **state)
 {
 	const struct amrma_wire_addr addr = {
 		.src_mac = seg_mac_tx, .dst_mac = seg_mac_rx, .src_ip = SEG_IP_TX,
 		.dst_ip = SEG_IP_RX, .udp_base = SEG_UDP_BASE,
-	};
-	const struct amrma_wire_fields f = {
-		.type = AMRMA_WIRE_SEND, .src_ctx = 1, .dst_ctx = 2, .handler = AMRMA_AM_H_LEAVE,
-		.src_node = SEG_NODE_TX, .dst_node = SEG_NODE_RX, .src_epoch = 1000,
 	};
 	const struct frame *req = find_frame(pick_one_request);
 	const int left = seg_cnt_index("peers_left");
 	const int handled = seg_cnt_index("requests_handled");
 	const uint16_t cut[1] = { 50 };
 	const uint8_t shift[2] = { 0, 1 };
+	struct amrma_wire_fields f = {
+		.type = AMRMA_WIRE_SEND, .handler = AMRMA_AM_H_LEAVE,
+		.src_node = SEG_NODE_TX, .dst_node = SEG_NODE_RX,
+	};
+	const struct amrma_wire_hdr *rh;
 	unsigned int pair;
 	uint8_t buf[128];
 	int len;
 
 	RTE_SET_USED(state);
-	len = amrma_wire_build(buf, sizeof(buf), &addr, &f, NULL, NULL, true);
-	assert_true(len > 50);
 	assert_non_null(req);
 	assert_true(left >= 0 && handled >= 0);
+	/* from the channel the request comes on, by the life before the request's */
+	rh = amrma_wire_hdr_of((void *)(uintptr_t)req->data);
+	f.src_ctx = rh->src_ctx;
+	f.dst_ctx = rh->dst_ctx;
+	f.src_epoch = rte_be_to_cpu_32(rh->src_epoch) - 1;
+	len = amrma_wire_build(buf, sizeof(buf), &addr, &f, NULL, NULL, true);
+	assert_true(len > 50);
 	for (pair = 0; pair < SEG_NB_PAIRS; pair++) {
 		struct seg_result r;
 
-		assert_true(seg_diff(pair, buf, (uint16_t)len, 2, cut, 1, shift, &r));
+		assert_true(seg_diff(pair, buf, (uint16_t)len, f.dst_ctx, cut, 1, shift, &r));
 		assert_int_equal(r.one.reason, AMRMA_WIRE_OK);
+		assert_int_equal(r.one.cnt[left], 1);
+		/* the same life again: closed to it, nothing runs */
+		assert_true(seg_diff(pair, buf, (uint16_t)len, f.dst_ctx, cut, 1, shift, &r));
 		assert_int_equal(r.one.cnt[left], 0);
-		/* and the sender's requests are taken as before */
+		assert_int_equal(r.one.calls, 0);
+		/* and the sender's next life is taken as before */
 		assert_true(seg_diff(pair, req->data, req->len, seg_dst_queue(req->data, req->len),
 				     cut, 1, shift, &r));
 		assert_int_equal(r.one.cnt[handled], 1);
@@ -842,7 +854,7 @@ int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_leave_only_by_request),
+		cmocka_unit_test(test_leave_by_send),
 		cmocka_unit_test(test_split_everywhere),
 		cmocka_unit_test(test_coalesced_jumbo),
 		cmocka_unit_test(test_differential),

@@ -447,6 +447,7 @@ app_config_load(struct app_config *cfg, const char *path, char *err, size_t errl
 		CHECK(bad(&e, "workload", "role", v, "expected target, initiator, echo or rma"));
 	GET(c, &e, "workload", "peer", 0, cfg->node.max_nodes - 1, cfg->target);
 	GET(c, &e, "workload", "peer_ctx", 0, AMRMA_WIRE_MAX_CTX - 1, cfg->target_ctx);
+	GET(c, &e, "workload", "region", 0, APP_MAX_REGIONS - 1, cfg->target_region);
 	GET(c, &e, "workload", "count", 1, UINT64_MAX, cfg->count);
 	GET(c, &e, "workload", "window", 1, 65535, cfg->window);
 	GET(c, &e, "workload", "size", 0, AMRMA_WIRE_MAX_PAYLOAD, cfg->size);
@@ -480,6 +481,7 @@ app_config_usage(const char *prog)
 	       "  --idle-sleep US   back off after empty polls (shared CPUs)\n"
 	       "  --sizes LIST      rma: operation sizes, e.g. 1,4K,1M\n"
 	       "  --rndv-threshold N  rma: bytes from which puts and gets use rendezvous\n"
+	       "  --region N        rma: the target's region N (its [region.*] order)\n"
 	       "  --json            print the summary as JSON\n", prog);
 }
 
@@ -500,6 +502,7 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 		{ "json", no_argument, NULL, 'j' },
 		{ "sizes", required_argument, NULL, 'S' },
 		{ "rndv-threshold", required_argument, NULL, 'T' },
+		{ "region", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -554,6 +557,9 @@ app_config_args(struct app_config *cfg, int argc, char **argv, char *err, size_t
 			break;
 		case 'j':
 			cfg->json = true;
+			break;
+		case 'R':
+			APP_OPT_NUM(0, APP_MAX_REGIONS - 1, cfg->target_region, bad_opt);
 			break;
 		case 'S':
 			if (parse_sizes(optarg, cfg) != 0)

@@ -61,6 +61,7 @@ struct app_config {
 	enum app_role role;
 	uint16_t target;		/* peer node the initiator drives */
 	uint8_t target_ctx;
+	uint8_t target_region;		/* rma: index of the target's region it uses */
 	uint64_t count;
 	uint32_t window;
 	uint32_t size;

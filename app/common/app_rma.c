@@ -304,7 +304,8 @@ int
 app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t count,
 	     struct app_rma_result *res, unsigned int *nb_res)
 {
-	uint64_t key, rlen, max = 0, seed = 0x9e3779b97f4a7c15ull, idx = 0, out[3];
+	uint64_t key, rlen, max = 0, seed = 0x9e3779b97f4a7c15ull, out[3];
+	uint64_t idx = a->cfg.target_region;
 	uint8_t *src, *back;
 	unsigned int s;
 	int ret;
@@ -312,7 +313,8 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 	*nb_res = 0;
 	ret = call(a, ctx, dst, APP_H_REGION_INFO, &idx, 1, out);
 	if (ret != 0) {
-		fprintf(stderr, "rma: the target has no region 0 (%s)\n", strerror(-ret));
+		fprintf(stderr, "rma: the target has no region %" PRIu64 " (%s)\n", idx,
+			strerror(-ret));
 		return ret;
 	}
 	key = out[0];
@@ -371,7 +373,7 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 			t_put += rte_rdtsc() - t0;
 			if (ret != 0)
 				break;
-			args[0] = 0;
+			args[0] = idx;
 			args[1] = off;
 			args[2] = len;
 			ret = call(a, ctx, dst, APP_H_REGION_CRC, args, 3, out);

@@ -88,6 +88,11 @@ test_ini_lists(void **state)
 	assert_int_equal(cfg.nb_sizes, 3);
 	assert_true(cfg.sizes[0] == 8 && cfg.sizes[1] == 65536 && cfg.sizes[2] == 1u << 20);
 
+	assert_int_equal(load(&cfg, "[workload]\nregion = 1\n", err, sizeof(err)), 0);
+	assert_int_equal(cfg.target_region, 1);
+	assert_int_not_equal(load(&cfg, "[workload]\nregion = 8\n", err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "region"));
+
 	assert_int_not_equal(load(&cfg, "lcores = 1,K\n", err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "lcores"));
 	assert_int_not_equal(load(&cfg, "[workload]\nsizes = 8,8G\n", err, sizeof(err)), 0);
@@ -147,6 +152,8 @@ test_options(void **state)
 	assert_true(cfg.rma.rndv_threshold == 262144 && cfg.rma.rndv_put_threshold == 262144);
 	assert_int_equal(args(&cfg, "--duration", "2.5"), 0);
 	assert_true(cfg.duration_s == 2.5);
+	assert_int_equal(args(&cfg, "--region", "7"), 0);
+	assert_int_equal(cfg.target_region, 7);
 
 	assert_int_equal(args(&cfg, "--window", "0"), -EINVAL);
 	assert_int_equal(args(&cfg, "--window", "65536"), -EINVAL);
@@ -157,6 +164,7 @@ test_options(void **state)
 	assert_int_equal(args(&cfg, "--rndv-threshold", "1,2"), -EINVAL);
 	assert_int_equal(args(&cfg, "--duration", "-3"), -EINVAL);
 	assert_int_equal(args(&cfg, "--idle-sleep", "2000000"), -EINVAL);
+	assert_int_equal(args(&cfg, "--region", "8"), -EINVAL);	/* APP_MAX_REGIONS */
 }
 
 int

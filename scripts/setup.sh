@@ -14,7 +14,8 @@ PKGS=(
 	tshark						# Wireshark dissector test
 	gnuplot-nox					# bench plots
 	valgrind					# memory checking (scripts/test.sh --valgrind)
-	iproute2 procps					# veth pairs and sysctl (af_packet test)
+	iproute2 procps					# veth pairs and sysctl (af_packet tests)
+	nftables					# frame loss on a bridge (bridge_loss test)
 	"$@"
 )
 

@@ -57,6 +57,8 @@
 #define NKEEP		16u	/* mbufs node 1's keeping handler holds until the step ends */
 #define FRAME_CAP	2048u
 #define MAX_MSGS	4u
+/* the attacker's life when an input starts (node 1 learns it from the attacker only) */
+#define ATK_LIFE	UINT32_C(0x40000000)
 
 /* handler indices; 9 stays unregistered */
 enum { H_ECHO = 1, H_SEND, H_KEEP, H_ECHOR, H_UNREG = 9 };
@@ -809,15 +811,16 @@ atk_new_life_serves(unsigned int v)
 }
 
 /*
- * The attacker comes back as a newer life at each victim context, so that node 1 resets
- * its channels to it and fails what it waited for: a first contact for each channel
- * that had none (those are only told the life, not reset), then one more life, which
- * then gets a request served.
+ * The attacker comes back at each victim context as newer lives until it is ATK_LIFE
+ * again, so that every input starts from the same state: node 1 resets its channels to
+ * it and fails what it waited for. A step of less than 2^31 is always newer (these are
+ * 2^30 at most); the first may be only a first contact to a channel that had none, so
+ * there are two at least. Then the last life gets a request served.
  */
 static void
 atk_come_back(void)
 {
-	unsigned int v, a;
+	unsigned int v, a, moves;
 
 	for (v = 0; v < NQ; v++) {
 		struct amrma_ctx *ctx = h_ctx(&fz.h, VIC, v);
@@ -826,10 +829,18 @@ atk_come_back(void)
 		for (a = NQ; a-- > 0 && e == 0;)
 			e = amrma_ctx_peer_epoch(ctx, (struct amrma_ep){ .node = ATK,
 						 .ctx = (uint8_t)a }, NULL);
-		e++;
-		for (a = NQ; a-- > 0;)
-			atk_life(a, v, e);
-		atk_life(0, v, ++e);
+		for (moves = 0; moves < 2 || e != ATK_LIFE; moves++) {
+			if (moves == 0)
+				e++;
+			else if (seq_diff(ATK_LIFE, e) > 0)
+				e = ATK_LIFE;
+			else
+				e += INT32_MAX / 2;
+			if (e == 0)
+				e = 1;	/* no node's life (node 1 drops it); still newer */
+			for (a = NQ; a-- > 0;)
+				atk_life(a, v, e);
+		}
 		atk_restart(v, e);
 		atk_new_life_serves(v);
 	}
@@ -989,7 +1000,7 @@ nodes_up(void)
 	memset(fz.ch, 0, sizeof(fz.ch));
 	memset(fz.tok, 0, sizeof(fz.tok));
 	for (i = 0; i < NQ; i++)
-		fz.epoch[i] = amrma_node_epoch(fz.h.n[ATK].node);
+		fz.epoch[i] = ATK_LIFE;
 	fz.last_len = 0;
 	fz.heap_set = false;	/* the new nodes' memory is the new base */
 	fz.up = true;

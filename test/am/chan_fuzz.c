@@ -54,7 +54,7 @@
 #define MAX_STEPS	64u
 #define MAX_REC		256u	/* operations per kind and input */
 #define NTOK		16u	/* tokens of node 1's requests the attacker remembers */
-#define NKEEP		16u	/* mbufs node 1's keeping handler holds until the step ends */
+#define NKEEP		16u	/* mbufs node 1's keeping handler holds for a step */
 #define FRAME_CAP	2048u
 #define MAX_MSGS	4u
 /* the attacker's life when an input starts (node 1 learns it from the attacker only) */
@@ -890,8 +890,8 @@ check_ops(void)
 				die("honest operation %u of kind %u: handler ran %u times", i, k,
 				    rc->handled);
 			if (!rc->send && rc->replies != 1)
-				die("honest request %u of kind %u: reply handler ran %u times (input %u)",
-				    i, k, rc->replies, fz.input);
+				die("honest request %u of kind %u: reply handler ran %u times",
+				    i, k, rc->replies);
 		}
 }
 

@@ -643,9 +643,14 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 		ctx->st.unknown_peer++;
 		goto out;
 	}
-	if (unlikely(v.hdr.src_epoch != ch->peer_epoch || v.hdr.dst_epoch != ctx->node->epoch)) {
-		if (ch->peer_epoch != 0 && (int32_t)(v.hdr.src_epoch - ch->peer_epoch) < 0) {
-			ctx->st.stale_epoch++;	/* from an earlier life of the peer */
+	if (unlikely(v.hdr.src_epoch != ch->peer_epoch || v.hdr.dst_epoch != ctx->node->epoch ||
+		     v.hdr.src_epoch == 0)) {
+		/* from an earlier life of the peer, or from none: 0 is no node's life, it
+		 * means "not known yet" in a channel, and a reset to it would take the old
+		 * life's frames for a first contact (its requests would run again) */
+		if (v.hdr.src_epoch == 0 ||
+		    (ch->peer_epoch != 0 && (int32_t)(v.hdr.src_epoch - ch->peer_epoch) < 0)) {
+			ctx->st.stale_epoch++;
 			goto out;
 		}
 		if (ch->peer_epoch == 0)

@@ -1925,6 +1925,66 @@ test_restart_retransmit_names_life(void **state)
 	quiesce_and_destroy(&h);
 }
 
+/* A frame of node 0's made by hand into node 1's receive ring, then a step. */
+static void
+inject_from_0(struct harness *h, uint8_t type, uint16_t handler, const uint64_t *args,
+	      unsigned int nargs, uint32_t seq, uint32_t src_epoch, uint32_t dst_epoch)
+{
+	struct amrma_wire_addr a = {
+		.src_mac = h->n[0].dev.mac, .dst_mac = h->n[1].dev.mac,
+		.src_ip = h->n[0].ip, .dst_ip = h->n[1].ip, .udp_base = h->conf.udp_base,
+	};
+	struct amrma_wire_fields f = {
+		.type = type, .handler = handler, .nargs = (uint8_t)nargs, .dst_node = 1,
+		.seq = seq, .token = 1, .src_epoch = src_epoch, .dst_epoch = dst_epoch,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
+	char *p;
+
+	assert_non_null(m);
+	p = rte_pktmbuf_append(m, (uint16_t)amrma_wire_hdr_len(nargs));
+	assert_non_null(p);
+	assert_true(amrma_wire_build(p, amrma_wire_hdr_len(nargs), &a, &f, args, NULL,
+				     true) > 0);
+	assert_int_equal(rte_ring_sp_enqueue(h->n[1].rx[0], m), 0);
+	h_step(h);
+}
+
+/*
+ * Epoch 0 is no node's life: in a channel it means "not known yet". A frame naming it as
+ * its sender's, from a peer whose life is 2^31 or more past 0 (real epochs are, half of
+ * the time), counted as a restart: the channel was reset to "life not known", and the
+ * old life's retransmission of a request that had run was taken for a first contact and
+ * ran again. chan_fuzz drove node 1's channels there.
+ */
+static void
+test_src_epoch_zero(void **state)
+{
+	const uint32_t life = UINT32_C(0x80000001);
+	uint64_t a[2] = { 9, 0 };
+	struct amrma_am_stats st;
+	struct harness h;
+
+	RTE_SET_USED(state);
+	echo_nodes(&h, 2, 1, NULL);
+	h.n[0].frozen = true;	/* node 0's frames are made here */
+	inject_from_0(&h, AMRMA_WIRE_REQUEST, H_ECHO, a, 2, 0, life, 0);
+	assert_int_equal(L.handled[9], 1);
+	inject_from_0(&h, AMRMA_WIRE_ACK, AMRMA_WIRE_NO_HANDLER, NULL, 0, 0, 0,
+		      amrma_node_epoch(h.n[1].node));
+	/* the request again, as if node 1's ack of it was lost */
+	inject_from_0(&h, AMRMA_WIRE_REQUEST, H_ECHO, a, 2, 0, life, 0);
+	amrma_node_stats_get(h.n[1].node, &st);
+	assert_int_equal(L.handled[9], 1);
+	assert_int_equal(st.peer_restarts, 0);
+	assert_int_equal(st.stale_epoch, 1);
+	assert_int_equal(st.duplicates, 1);
+	assert_int_equal(amrma_ctx_peer_epoch(h_ctx(&h, 1, 0), (struct amrma_ep){ .node = 0 },
+					      NULL), life);
+	/* node 1's reply to that life is never acknowledged: the node's end frees it */
+	h_destroy(&h);
+}
+
 static uint8_t big_reply[1200];
 
 static int
@@ -2120,6 +2180,7 @@ main(void)
 		cmocka_unit_test(test_leave_errors),
 		cmocka_unit_test(test_leave_again_after_timeout),
 		cmocka_unit_test(test_restart_retransmit_names_life),
+		cmocka_unit_test(test_src_epoch_zero),
 		cmocka_unit_test(test_open_reply_in_small_mbuf),
 		cmocka_unit_test(test_reply_with_pool_empty),
 		cmocka_unit_test(test_nested_poll_refused),

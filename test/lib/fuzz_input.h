@@ -32,6 +32,14 @@ fuzz_u16(struct fuzz_in *in)
 	return (uint16_t)(lo | fuzz_u8(in) << 8);
 }
 
+static inline uint32_t
+fuzz_u32(struct fuzz_in *in)
+{
+	uint32_t lo = fuzz_u16(in);
+
+	return lo | (uint32_t)fuzz_u16(in) << 16;
+}
+
 static inline uint64_t
 fuzz_u64(struct fuzz_in *in)
 {

@@ -227,14 +227,22 @@ read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, 
 }
 
 /*
- * Copy whole 64-byte lines with streaming stores, the rest with memcpy. Streaming stores
- * need a 16-byte aligned destination: any other goes through memcpy whole.
+ * Copy whole 64-byte lines with streaming stores, the rest with memcpy: the partial
+ * first line through memcpy, then whole lines from the first line boundary.
  */
 static void
 copy_stream(uint8_t *d, const uint8_t *s, uint64_t n)
 {
 #ifdef __SSE2__
-	for (; n >= 64 && ((uintptr_t)d & 15) == 0; n -= 64, d += 64, s += 64) {
+	uint64_t head = (64 - ((uintptr_t)d & 63)) & 63;
+
+	if (n >= head + 64) {
+		memcpy(d, s, head);
+		d += head;
+		s += head;
+		n -= head;
+	}
+	for (; n >= 64 && ((uintptr_t)d & 63) == 0; n -= 64, d += 64, s += 64) {
 		__m128i x0 = _mm_loadu_si128((const __m128i *)s);
 		__m128i x1 = _mm_loadu_si128((const __m128i *)(s + 16));
 		__m128i x2 = _mm_loadu_si128((const __m128i *)(s + 32));
@@ -301,30 +309,42 @@ dgsm_run(void *arg, uint8_t *pk, uint64_t bytes)
 		amrma_dgsm_gather(&m, pk, bytes);
 }
 
-/* A simple gather: memcpy or streaming stores per piece, with or without read-ahead. */
+/*
+ * A simple gather or scatter: memcpy or streaming stores per piece, with or without
+ * fetching the pieces SIMPLE_AHEAD ahead (for a scatter: for writing).
+ */
 #define SIMPLE_AHEAD 4
 struct simple_op {
 	const uint64_t *pa, *pl;	/* the pieces: addresses, lengths */
 	uint64_t n;
 	int how;			/* bit 0: streaming stores, bit 1: read ahead */
+	bool scatter;
 };
 
 static void
-simple_gather(void *arg, uint8_t *pk, uint64_t bytes)
+simple_run(void *arg, uint8_t *pk, uint64_t bytes)
 {
 	const struct simple_op *o = arg;
 	uint64_t i, a;
 
 	(void)bytes;	/* the pieces add up to it */
 	for (i = 0; i < o->n; i++) {
+		uint8_t *piece = (uint8_t *)(uintptr_t)o->pa[i];
+
 		if ((o->how & 2) && i + SIMPLE_AHEAD < o->n)
-			for (a = 0; a < o->pl[i + SIMPLE_AHEAD] && a < 1024; a += 64)
-				__builtin_prefetch((const void *)(uintptr_t)
-						   (o->pa[i + SIMPLE_AHEAD] + a));
+			for (a = 0; a < o->pl[i + SIMPLE_AHEAD] + 63 && a < 1024; a += 64) {
+				const void *line = (const void *)(uintptr_t)
+						   (o->pa[i + SIMPLE_AHEAD] + a);
+
+				if (o->scatter)
+					__builtin_prefetch(line, 1);
+				else
+					__builtin_prefetch(line);
+			}
 		if (o->how & 1)
-			copy_stream(pk, (const uint8_t *)(uintptr_t)o->pa[i], o->pl[i]);
+			copy_stream(o->scatter ? piece : pk, o->scatter ? pk : piece, o->pl[i]);
 		else
-			memcpy(pk, (const void *)(uintptr_t)o->pa[i], o->pl[i]);
+			memcpy(o->scatter ? piece : pk, o->scatter ? pk : piece, o->pl[i]);
 		pk += o->pl[i];
 	}
 #ifdef __SSE2__
@@ -333,27 +353,27 @@ simple_gather(void *arg, uint8_t *pk, uint64_t bytes)
 }
 
 /*
- * The best of the simple gathers of the layout (memcpy per piece, with and without reading
- * 4 pieces ahead; from AMRMA_DGSM_NT_DEFAULT bytes, as the DGSM, also streaming stores per
- * piece) over memcpy of the same bytes, paired per repetition as in bench_dgsm(): what
- * straightforward code gets from this memory system for this layout, the yardstick for
- * gather_vs_memcpy. Below that size the streaming kinds are not a fair entry: they push
- * the destination out of the cache and the memcpy timed next pays for it. Measured (1 MiB,
- * indexed, 3 alternating runs, with them → without): 512 B 1.17-1.18 → 0.87, 4 KiB
- * 1.13-1.15 → 0.97.
+ * The best of the simple gathers (or scatters) of the layout (memcpy per piece, with and
+ * without fetching 4 pieces ahead; from AMRMA_DGSM_NT_DEFAULT bytes, as the DGSM, also
+ * streaming stores per piece) over memcpy of the same bytes, paired per repetition as in
+ * bench_dgsm(): what straightforward code gets from this memory system for this layout,
+ * the yardstick for gather_vs_memcpy and scatter_vs_memcpy. Below that size the
+ * streaming kinds are not a fair entry: they push the destination out of the cache and
+ * the memcpy timed next pays for it. Measured (1 MiB, indexed gathers, 3 alternating
+ * runs, with them → without): 512 B 1.17-1.18 → 0.87, 4 KiB 1.13-1.15 → 0.97.
  */
 static double
-simple_gather_vs_memcpy(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count,
-			uint8_t *pk, const uint8_t *ref, uint64_t bytes)
+simple_vs_memcpy(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, bool scatter,
+		 uint8_t *pk, const uint8_t *ref, uint64_t bytes)
 {
 	uint64_t *pa, *pl, n = list_pieces(p, disc, count, &pa, &pl);
-	struct simple_op o = { .pa = pa, .pl = pl, .n = n };
+	struct simple_op o = { .pa = pa, .pl = pl, .n = n, .scatter = scatter };
 	double best = 0, rr[MAXREP], x;
 
 	for (o.how = 0; o.how < 4; o.how++) {
 		if ((o.how & 1) && bytes < AMRMA_DGSM_NT_DEFAULT)
 			continue;
-		time_vs_memcpy(simple_gather, &o, pk, ref, bytes, NULL, NULL, rr);
+		time_vs_memcpy(simple_run, &o, pk, ref, bytes, NULL, NULL, rr);
 		x = median(rr, reps);
 		if (x > best)
 			best = x;
@@ -441,7 +461,10 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 		emit("read_pattern_vs_span", read_pattern_vs_span(p, disc, count, span), "ratio",
 		     c, lname[l], bytes);
 		emit("simple_gather_vs_memcpy",
-		     simple_gather_vs_memcpy(p, disc, count, pk, ref, bytes), "ratio", c,
+		     simple_vs_memcpy(p, disc, count, false, pk, ref, bytes), "ratio", c,
+		     lname[l], bytes);
+		emit("simple_scatter_vs_memcpy",
+		     simple_vs_memcpy(p, disc, count, true, pk, ref, bytes), "ratio", c,
 		     lname[l], bytes);
 	}
 	munmap(disc, span);

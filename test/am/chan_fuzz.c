@@ -44,6 +44,7 @@
 
 #include "amrma_wire.h"
 #include "chan_fuzz.h"
+#include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "harness.h"
 
@@ -66,21 +67,7 @@ enum { H_ECHO = 1, H_SEND, H_KEEP, H_ECHOR, H_UNREG = 9 };
 /* kinds of operations */
 enum { K_GOOD, K_VIC_ATK, K_VIC_GOOD, K_NB };
 
-static __rte_noreturn void
-die(const char *fmt, ...) __rte_format_printf(1, 2);
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "chan_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	abort();
-}
+#define die(...) fuzz_die("chan_fuzz", __VA_ARGS__)
 
 /* an operation: its completions, and what its handler and reply handler did */
 struct rec {
@@ -119,8 +106,7 @@ static struct {
 	struct rte_mbuf *kept[NKEEP];
 	unsigned int nb_kept;
 	uint64_t frames, handled;
-	size_t heap_base;
-	bool heap_set;
+	struct fuzz_heap heap;
 } fz;
 
 static uint8_t reply_buf[256];
@@ -895,20 +881,12 @@ check_ops(void)
 		}
 }
 
-static size_t
-heap_in_use(void)
-{
-	struct rte_malloc_socket_stats s;
-
-	rte_malloc_get_socket_stats((int)rte_socket_id(), &s);
-	return s.heap_allocsz_bytes;
-}
-
 void
 chan_fuzz_one(const uint8_t *data, size_t len, struct chan_fuzz_counts *c)
 {
 	struct fuzz_in r = { .p = data, .left = len };
 	unsigned int steps = 0, waits = 0, refused0 = refused(), k, v;
+	size_t heap;
 
 	memset(c, 0, sizeof(*c));
 	memset(fz.nb_rec, 0, sizeof(fz.nb_rec));
@@ -964,13 +942,8 @@ chan_fuzz_one(const uint8_t *data, size_t len, struct chan_fuzz_counts *c)
 	check_ops();
 	if (h_mbufs_in_use(&fz.h) != 0)
 		die("%u mbufs still in use by idle nodes", h_mbufs_in_use(&fz.h));
-	if (!fz.heap_set) {
-		fz.heap_base = heap_in_use();
-		fz.heap_set = true;
-	} else if (heap_in_use() != fz.heap_base) {
-		die("rte_malloc memory in use went from %zu to %zu bytes", fz.heap_base,
-		    heap_in_use());
-	}
+	if (!fuzz_heap_same(&fz.heap, &heap))
+		die("rte_malloc memory in use went from %zu to %zu bytes", fz.heap.base, heap);
 	c->frames = fz.frames;
 	c->handled = fz.handled;
 	c->refused = refused() - refused0;
@@ -1002,7 +975,7 @@ nodes_up(void)
 	for (i = 0; i < NQ; i++)
 		fz.epoch[i] = ATK_LIFE;
 	fz.last_len = 0;
-	fz.heap_set = false;	/* the new nodes' memory is the new base */
+	fz.heap.set = false;	/* the new nodes' memory is the new base */
 	fz.up = true;
 }
 

@@ -41,6 +41,7 @@
 
 #include "amrma_dgsp.h"
 #include "amrma_rma.h"
+#include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "rma_fuzz.h"
 #include "rma_nodes.h"
@@ -61,21 +62,7 @@
 #define TARGET		1u
 #define GOOD		2u
 
-static __rte_noreturn void
-die(const char *fmt, ...) __rte_format_printf(1, 2);
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "rma_fuzz: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	abort();
-}
+#define die(...) fuzz_die("rma_fuzz", __VA_ARGS__)
 
 /* guards and the bytes nobody writes are 0x80 and up; data everybody writes are below */
 static inline uint8_t
@@ -154,8 +141,7 @@ static struct {
 	uint16_t prog_len[NPROG];
 	uint64_t prog_size[NPROG];
 	struct amrma_dgsp_type *types[NPROG];
-	size_t heap_base;
-	bool heap_set;
+	struct fuzz_heap heap;
 	unsigned int inputs;
 } fz;
 
@@ -866,15 +852,6 @@ health(uint32_t round)
 		die("node 2's get returned other bytes than its put wrote");
 }
 
-static size_t
-heap_in_use(void)
-{
-	struct rte_malloc_socket_stats s;
-
-	rte_malloc_get_socket_stats((int)rte_socket_id(), &s);
-	return s.heap_allocsz_bytes;
-}
-
 static void
 count_target(struct rma_fuzz_counts *c)
 {
@@ -919,7 +896,7 @@ rma_fuzz_one(const uint8_t *data, size_t len, struct rma_fuzz_counts *c)
 	struct fuzz_in r = { .p = data, .left = len };
 	uint64_t h = UINT64_C(0xcbf29ce484222325);
 	unsigned int steps = 0, waits = 0, k;
-	size_t i;
+	size_t i, heap;
 
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < len; i++)
@@ -984,13 +961,8 @@ rma_fuzz_one(const uint8_t *data, size_t len, struct rma_fuzz_counts *c)
 		if (fz.buf[k].busy)
 			die("local buffer %u still owned", k);
 	peer_revive();
-	if (!fz.heap_set) {
-		fz.heap_base = heap_in_use();
-		fz.heap_set = true;
-	} else if (heap_in_use() != fz.heap_base) {
-		die("rte_malloc memory in use went from %zu to %zu bytes", fz.heap_base,
-		    heap_in_use());
-	}
+	if (!fuzz_heap_same(&fz.heap, &heap))
+		die("rte_malloc memory in use went from %zu to %zu bytes", fz.heap.base, heap);
 	fz.inputs++;
 }
 
@@ -1085,7 +1057,7 @@ rma_fuzz_renew(void)
 {
 	nodes_down();
 	nodes_up();
-	fz.heap_set = false;	/* the new nodes' memory is the new base */
+	fz.heap.set = false;	/* the new nodes' memory is the new base */
 }
 
 void

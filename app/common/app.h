@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include "amrma_am.h"
+#include "amrma_reflect.h"
 #include "amrma_rma.h"
 #include "app_config.h"
 #include "eal_rundir.h"
@@ -27,6 +28,7 @@ struct app {
 	struct rte_mempool *pool;
 	struct amrma_node *node;
 	struct amrma_rma *rma;
+	struct amrma_reflect *reflect;	/* injection FIFOs, completion by reflection */
 	struct amrma_region *region[APP_MAX_REGIONS];
 	uint64_t region_key[APP_MAX_REGIONS];
 	uint8_t *region_mem[APP_MAX_REGIONS];
@@ -35,7 +37,7 @@ struct app {
 	bool workers;
 	/* rte_malloc'd memory of operations a stop signal cut short: the library may still
 	 * write into it until the node is destroyed, so it is freed after that */
-	void *abandoned[4];
+	void *abandoned[8];
 	unsigned int nb_abandoned;
 };
 
@@ -110,6 +112,30 @@ void app_rma_teardown(struct app *a);
  */
 int app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t count,
 		 struct app_rma_result *res, unsigned int *nb_res);
+
+/** Ask dst for the crc32c of len bytes at off of its region idx (polls until answered). */
+int app_region_crc(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t idx,
+		   uint64_t off, uint64_t len, uint64_t *crc);
+
+/** Memory an operation cut short by a stop signal may still use: freed at teardown. */
+void app_abandon(struct app *a, void *p);
+
+struct app_reflect_result {
+	uint64_t count;		/* notified puts whose completion came */
+	uint64_t verified;	/* ...with the right cookie, status 0 and the bytes in place */
+	uint64_t bad;
+	uint64_t min, max;	/* sizes */
+	double us;		/* mean time from injection to completion */
+	struct amrma_reflect_stats st;
+};
+
+/**
+ * Notified puts (at most 256, sizes from the config in turn) through context 0's
+ * injection FIFO, each followed by a REFLECT that dst reflects back once the bytes are
+ * placed; the bytes are then checked with dst's checksum service.
+ */
+int app_reflect_load(struct app *a, struct amrma_ep dst, uint64_t count,
+		     struct app_reflect_result *r);
 
 /** Register /amrma/stats, /amrma/peers, /amrma/contexts for dpdk-telemetry.py. */
 int app_telemetry_init(struct app *a);

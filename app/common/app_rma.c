@@ -64,8 +64,8 @@ struct sync_call {
 #define STOP_GRACE_S 1.0
 
 /* Memory an operation cut short may still use, for app_teardown() to free. */
-static void
-abandon(struct app *a, void *p)
+void
+app_abandon(struct app *a, void *p)
 {
 	if (p != NULL && a->nb_abandoned < RTE_DIM(a->abandoned))
 		a->abandoned[a->nb_abandoned++] = p;
@@ -186,12 +186,24 @@ call(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t h,
 		return ret == -EAGAIN ? -EINTR : ret;
 	}
 	if (!poll_until(a, &c->done)) {
-		abandon(a, c);	/* the request is still out */
+		app_abandon(a, c);	/* the request is still out */
 		return -EINTR;
 	}
 	ret = c->status;
 	memcpy(out, c->out, sizeof(c->out));
 	rte_free(c);
+	return ret;
+}
+
+int
+app_region_crc(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t idx,
+	       uint64_t off, uint64_t len, uint64_t *crc)
+{
+	uint64_t args[3] = { idx, off, len }, out[3];
+	int ret = call(a, ctx, dst, APP_H_REGION_CRC, args, 3, out);
+
+	if (ret == 0)
+		*crc = out[0];
 	return ret;
 }
 
@@ -236,6 +248,11 @@ app_rma_setup(struct app *a)
 		fprintf(stderr, "rma create: %s\n", strerror(-ret));
 		return ret;
 	}
+	ret = amrma_reflect_create(a->rma, NULL, &a->reflect);
+	if (ret != 0) {
+		fprintf(stderr, "reflect create: %s\n", strerror(-ret));
+		return ret;
+	}
 	for (i = 0; i < a->cfg.nb_region; i++) {
 		const struct app_region *r = &a->cfg.region[i];
 
@@ -270,6 +287,8 @@ app_rma_teardown(struct app *a)
 
 	for (i = 0; i < a->nb_regions; i++)
 		amrma_region_deregister(amrma_rma_regions(a->rma), a->region[i], NULL, NULL);
+	amrma_reflect_destroy(a->reflect);
+	a->reflect = NULL;
 	amrma_rma_destroy(a->rma);
 	a->rma = NULL;
 	for (i = 0; i < a->nb_regions; i++)
@@ -410,8 +429,8 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 	}
 	/* a put or get cut short by a stop signal may still read src or place into back */
 	if (ret == -EINTR) {
-		abandon(a, src);
-		abandon(a, back);
+		app_abandon(a, src);
+		app_abandon(a, back);
 	} else {
 		rte_free(src);
 		rte_free(back);

@@ -95,6 +95,29 @@ serve(void)
 	return 0;
 }
 
+/* Notified puts: completions reflected by the target's engine, no code of its own. */
+static int
+reflect_initiate(struct amrma_ep dst)
+{
+	struct app_reflect_result r;
+	int ret = app_reflect_load(&A, dst, A.cfg.count, &r);
+
+	if (A.cfg.json)
+		printf("{\"role\":\"reflect\",\"count\":%" PRIu64 ",\"verified\":%" PRIu64
+		       ",\"bad\":%" PRIu64 ",\"min_size\":%" PRIu64 ",\"max_size\":%" PRIu64
+		       ",\"us\":%.2f,\"reflects\":%" PRIu64 ",\"completions\":%" PRIu64
+		       ",\"status\":%d}\n", r.count, r.verified, r.bad,
+		       r.count ? r.min : 0, r.max, r.us, r.st.reflects_sent, r.st.completions, ret);
+	else
+		printf("reflect: %" PRIu64 "-%" PRIu64 " B x %" PRIu64 ", node %u reflected each "
+		       "completion after the bytes landed: %" PRIu64 "/%" PRIu64 " verified, "
+		       "%.1f us per put + notification%s\n", r.count ? r.min : 0, r.max, r.count,
+		       dst.node, r.verified, r.count, r.us, ret ? " FAILED" : "");
+	if (ret != 0)
+		return ret;
+	return r.verified == r.count && r.count != 0 ? 0 : -EIO;
+}
+
 static int
 rma_initiate(void)
 {
@@ -130,6 +153,9 @@ rma_initiate(void)
 	else
 		printf("rma: %" PRIu64 " RMA packets sent, %" PRIu64 " of them zero-copy\n",
 		       st.chunks, st.zero_copy_chunks);
+	if (ret != 0)
+		return ret;
+	ret = reflect_initiate(dst);
 	if (ret != 0)
 		return ret;
 	return bad == 0 ? 0 : -EIO;

@@ -333,6 +333,8 @@ amrma_rma_destroy(struct amrma_rma *rma)
 
 		if (rc->ctx == NULL)
 			continue;
+		if (rc->ext_fn != NULL)
+			RMA_LOG(ERR, "destroyed under an extension (amrma_reflect_destroy() first)");
 		amrma_ctx_set_hook(rc->ctx, NULL, NULL);
 		amrma_ctx_set_priv(rc->ctx, NULL);
 		for (k = 0; rc->ops != NULL && k < rma->conf.max_ops; k++)

@@ -7,6 +7,7 @@
 #include <rte_cycles.h>
 #include <rte_memory.h>
 
+#include "rma_ext.h"
 #include "rma_priv.h"
 
 RTE_LOG_REGISTER(amrma_rma_logtype, lib.amrma.rma, NOTICE);
@@ -515,12 +516,44 @@ int
 rma_poll(struct amrma_ctx *ctx, void *arg)
 {
 	struct rma_ctx *rc = arg;
+	int work = 0;
 
+	/* first: operations the layer above starts are pushed by the work below */
+	if (rc->ext_fn != NULL)
+		work = rc->ext_fn(ctx, rc->ext_arg);
 	if (likely(TAILQ_EMPTY(&rc->active) && rc->nb_done == 0 && rc->nb_rx_done == 0 &&
 		   rc->nb_ended == 0 && TAILQ_EMPTY(&rc->finishing) &&
 		   amrma_ctx_now(ctx) < rc->next_scan))
-		return 0;
-	return rma_poll_work(ctx, rc);
+		return work;
+	return work + rma_poll_work(ctx, rc);
+}
+
+int
+rma_ext_set(struct amrma_ctx *ctx, amrma_ctx_hook_t fn, void *arg)
+{
+	struct rma_ctx *rc = rc_of(ctx);
+
+	if (rc == NULL)
+		return -EINVAL;
+	if (fn != NULL && rc->ext_fn != NULL)
+		return -EEXIST;
+	rc->ext_fn = fn;
+	rc->ext_arg = fn != NULL ? arg : NULL;
+	return 0;
+}
+
+struct amrma_node *
+rma_node(const struct amrma_rma *rma)
+{
+	return rma->node;
+}
+
+void *
+rma_ext_arg(const struct amrma_ctx *ctx)
+{
+	const struct rma_ctx *rc = rc_of(ctx);
+
+	return rc != NULL ? rc->ext_arg : NULL;
 }
 
 /*

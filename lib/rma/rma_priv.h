@@ -174,6 +174,8 @@ struct rma_ctx {
 	uint32_t nb_rx_used;
 	uint32_t nb_dt_used;
 	uint64_t next_cleanup;		/* TSC from which the port may be asked again */
+	amrma_ctx_hook_t ext_fn;	/* a layer above (rma_ext.h): first on every poll */
+	void *ext_arg;
 	struct rma_rx rx[RMA_MAX_RX];
 	struct rma_dt dt[RMA_MAX_DT];
 	uint8_t scratch[AMRMA_WIRE_MAX_PAYLOAD];	/* gathered get data */

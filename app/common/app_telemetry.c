@@ -135,12 +135,14 @@ read_regions(struct app *a, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* every counter of struct amrma_rma_stats, by name (checked to be all of them below) */
-#define RMA_FIELD(x) { #x, offsetof(struct amrma_rma_stats, x) }
-static const struct {
+struct tel_field {
 	const char *name;
 	size_t off;
-} rma_fields[] = {
+};
+
+/* every counter of struct amrma_rma_stats, by name (checked to be all of them below) */
+#define RMA_FIELD(x) { #x, offsetof(struct amrma_rma_stats, x) }
+static const struct tel_field rma_fields[] = {
 	RMA_FIELD(puts), RMA_FIELD(gets), RMA_FIELD(put_bytes), RMA_FIELD(get_bytes),
 	RMA_FIELD(chunks), RMA_FIELD(zero_copy_chunks), RMA_FIELD(rndv_ops),
 	RMA_FIELD(op_errors), RMA_FIELD(served_put_bytes), RMA_FIELD(served_get_bytes),
@@ -153,24 +155,72 @@ static const struct {
 static_assert(RTE_DIM(rma_fields) == sizeof(struct amrma_rma_stats) / sizeof(uint64_t),
 	      "a counter of struct amrma_rma_stats is missing from rma_fields");
 
+/* the same for struct amrma_reflect_stats */
+#define RF_FIELD(x) { #x, offsetof(struct amrma_reflect_stats, x) }
+static const struct tel_field reflect_fields[] = {
+	RF_FIELD(injected), RF_FIELD(inject_full), RF_FIELD(data_started),
+	RF_FIELD(data_errors), RF_FIELD(reflects_sent), RF_FIELD(reflect_refused),
+	RF_FIELD(cn_injected), RF_FIELD(cn_full), RF_FIELD(notifies_sent),
+	RF_FIELD(notify_failed), RF_FIELD(completions), RF_FIELD(words), RF_FIELD(rx_full),
+	RF_FIELD(word_refused), RF_FIELD(bad_requests),
+};
+#undef RF_FIELD
+static_assert(RTE_DIM(reflect_fields) ==
+	      sizeof(struct amrma_reflect_stats) / sizeof(uint64_t),
+	      "a counter of struct amrma_reflect_stats is missing from reflect_fields");
+
+/* Add to sum[] the counters (a struct of uint64_t) at st, by fields. */
+static void
+add_fields(uint64_t *sum, const void *st, const struct tel_field *f, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		sum[k] += *(const uint64_t *)((const uint8_t *)st + f[k].off);
+}
+
+static void
+put_fields(struct rte_tel_data *d, const uint64_t *sum, const struct tel_field *f, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		rte_tel_data_add_dict_u64(d, f[k].name, sum[k]);
+}
+
 static int
 read_rma(struct app *a, const char *params, struct rte_tel_data *d)
 {
 	struct amrma_rma_stats st;
 	uint64_t sum[RTE_DIM(rma_fields)] = { 0 };
 	uint16_t i;
-	size_t k;
 
 	(void)params;
 	if (a->node == NULL)
 		return 0;
 	for (i = 0; i < amrma_node_nb_ctx(a->node); i++) {
 		amrma_rma_stats_get(amrma_node_ctx(a->node, i), &st);
-		for (k = 0; k < RTE_DIM(rma_fields); k++)
-			sum[k] += *(const uint64_t *)((const uint8_t *)&st + rma_fields[k].off);
+		add_fields(sum, &st, rma_fields, RTE_DIM(rma_fields));
 	}
-	for (k = 0; k < RTE_DIM(rma_fields); k++)
-		rte_tel_data_add_dict_u64(d, rma_fields[k].name, sum[k]);
+	put_fields(d, sum, rma_fields, RTE_DIM(rma_fields));
+	return 0;
+}
+
+static int
+read_reflect(struct app *a, const char *params, struct rte_tel_data *d)
+{
+	struct amrma_reflect_stats st;
+	uint64_t sum[RTE_DIM(reflect_fields)] = { 0 };
+	uint16_t i;
+
+	(void)params;
+	if (a->node == NULL || a->reflect == NULL)
+		return 0;
+	for (i = 0; i < amrma_node_nb_ctx(a->node); i++) {
+		amrma_reflect_stats_get(a->reflect, i, &st);
+		add_fields(sum, &st, reflect_fields, RTE_DIM(reflect_fields));
+	}
+	put_fields(d, sum, reflect_fields, RTE_DIM(reflect_fields));
 	return 0;
 }
 
@@ -186,6 +236,8 @@ static const struct {
 	{ "/amrma/peers", read_peers, "amrma peers" },
 	{ "/amrma/regions", read_regions, "amrma exposed regions (no keys) and access checks" },
 	{ "/amrma/rma", read_rma, "amrma RMA counters" },
+	{ "/amrma/reflect", read_reflect,
+	  "amrma injection FIFOs and completion by reflection: counters" },
 };
 
 /* every command: its reader, under tel_lock */

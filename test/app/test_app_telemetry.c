@@ -36,7 +36,7 @@ void __wrap_amrma_node_destroy(struct amrma_node *node);
 
 static const char *const cmds[] = {
 	"/amrma/stats", "/amrma/stats,0", "/amrma/contexts", "/amrma/peers", "/amrma/regions",
-	"/amrma/rma",
+	"/amrma/rma", "/amrma/reflect",
 };
 
 /* One command; its reply (a JSON object) in buf. */

@@ -159,7 +159,10 @@ unsigned int amrma_reflect_completions(struct amrma_reflect *rf, uint16_t ctx_id
 int amrma_reflect_word_wait(struct amrma_ctx *ctx, const volatile uint64_t *word,
 			    uint64_t value, uint64_t timeout_us);
 
-/** Descriptors of context ctx_idx injected and not yet finished (started ones included). */
+/**
+ * Descriptors of context ctx_idx injected and not yet finished (started ones included).
+ * Exact on the lcore that polls the context; from another thread, a snapshot.
+ */
 unsigned int amrma_reflect_pending(struct amrma_reflect *rf, uint16_t ctx_idx);
 
 /** Counters of one context. */

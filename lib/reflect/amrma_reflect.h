@@ -55,7 +55,8 @@ extern "C" {
 enum {
 	AMRMA_REFLECT_H_REFLECT = AMRMA_RMA_H_LAST + 1,	/**< remote get: inject a cn */
 	AMRMA_REFLECT_H_NOTIFY,				/**< the completion packet */
-	AMRMA_REFLECT_H_LAST = AMRMA_REFLECT_H_NOTIFY,
+	AMRMA_REFLECT_H_STRIPE_RTS,			/**< striped send: request to send */
+	AMRMA_REFLECT_H_LAST = AMRMA_REFLECT_H_STRIPE_RTS,
 };
 
 /** Where a completion packet lands. */
@@ -82,6 +83,12 @@ enum amrma_desc_op {
 	AMRMA_DESC_NOTIFY,	/**< cn from here */
 };
 
+/**
+ * PUT/GET: called once on the context's lcore when the operation completes (outside
+ * handlers: it may inject, not wait), with its status.
+ */
+typedef void (*amrma_desc_cb_t)(struct amrma_ctx *ctx, void *arg, int status);
+
 /** REFLECT: wait for the data descriptors before it to complete, not only locally. */
 #define AMRMA_DESC_F_REMOTE	(1u << 0)
 
@@ -96,6 +103,8 @@ struct amrma_desc {
 	void *local;		/**< PUT: source, GET: destination; in use until completion */
 	uint64_t len;		/**< PUT/GET: bytes */
 	struct amrma_cn cn;	/**< REFLECT/NOTIFY */
+	amrma_desc_cb_t cb;	/**< PUT/GET: optional */
+	void *cb_arg;
 };
 
 /** A completion packet as it lands in a reception FIFO. */
@@ -111,9 +120,14 @@ struct amrma_reflect_conf {
 	uint32_t rx_size;	/**< reception FIFO entries per context; a completion
 				 *   packet finding it full is dropped and counted */
 	uint32_t max_inflight;	/**< data descriptors started, not completed, per context */
+	uint32_t max_stripes;	/**< striped sends under way per context (origin), and
+				 *   striped receives per node (target) */
+	uint64_t stripe_min_part; /**< striped send: the least bytes per portion */
+	uint32_t stripe_timeout_ms; /**< striped send: the longest wait for the target */
 };
 
-/** Defaults: FIFOs of 1024 entries, 256 data descriptors in flight. */
+/** Defaults: FIFOs of 1024 entries, 256 data descriptors in flight, 64 striped sends of
+ *  portions from 64 KiB, a 30 s striped-send timeout. */
 void amrma_reflect_conf_defaults(struct amrma_reflect_conf *conf);
 
 struct amrma_reflect;
@@ -165,6 +179,44 @@ int amrma_reflect_word_wait(struct amrma_ctx *ctx, const volatile uint64_t *word
  */
 unsigned int amrma_reflect_pending(struct amrma_reflect *rf, uint16_t ctx_idx);
 
+/**
+ * Striped SEND (seed 003_…), the target's side. alloc() is asked for the buffer of an
+ * arriving send (NULL refuses it: the sender gets -ENOBUFS); done() reports the buffer
+ * filled (status 0) or failed. Both run on a context's lcore, outside handlers.
+ */
+struct amrma_stripe_listener {
+	void *(*alloc)(struct amrma_ctx *ctx, void *arg, struct amrma_ep src, uint64_t tag,
+		       uint64_t len);
+	void (*done)(struct amrma_ctx *ctx, void *arg, struct amrma_ep src, uint64_t tag,
+		     void *buf, uint64_t len, int status);
+	void *arg;
+};
+
+/**
+ * Take striped sends on this node (NULL: refuse them, -ENOTSUP). Before polling starts.
+ */
+int amrma_stripe_listen(struct amrma_reflect *rf, const struct amrma_stripe_listener *l);
+
+/** Called once on the origin's lcore when a striped send ends (0: all of it placed). */
+typedef void (*amrma_stripe_cb_t)(struct amrma_ctx *ctx, void *arg, int status);
+
+/**
+ * Send len bytes of buf to the endpoint dst as a striped transfer: a request to send
+ * (RTS) tells dst where the data is (buf is exposed for reading under a fresh key of
+ * this node's region table until the end) and how much; dst divides it into portions
+ * of at least stripe_min_part bytes, one per context of its node, and posts each in that
+ * context's injection FIFO as a get; the contexts pull their portions in parallel, each
+ * from one of this node's contexts in turn, and the last one to finish tells the
+ * origin. On ctx's lcore, not in a handler; it registers a region, so not concurrently
+ * with the node's other region registrations.
+ * @return 0; -EINVAL; -EAGAIN (max_stripes under way: poll, retry); -ENOSPC (region
+ *   table full); errors of amrma_am_request(). cb reports the rest: -ENOBUFS (refused),
+ *   -ENOTSUP (no listener), a portion's error, -ETIMEDOUT / -ENOTCONN / -ECONNRESET.
+ */
+int amrma_stripe_send(struct amrma_reflect *rf, struct amrma_ctx *ctx, struct amrma_ep dst,
+		      const void *buf, uint64_t len, uint64_t tag, amrma_stripe_cb_t cb,
+		      void *arg);
+
 /** Counters of one context. */
 struct amrma_reflect_stats {
 	uint64_t injected;		/**< descriptors taken by amrma_reflect_inject() */
@@ -181,7 +233,14 @@ struct amrma_reflect_stats {
 	uint64_t words;			/**< completion packets counted in a word */
 	uint64_t rx_full;		/**< dropped: reception FIFO full */
 	uint64_t word_refused;		/**< word not found (key, range, permission, alignment) */
-	uint64_t bad_requests;		/**< malformed REFLECT/NOTIFY messages */
+	uint64_t bad_requests;		/**< malformed REFLECT/NOTIFY/RTS messages */
+	uint64_t stripes_sent;		/**< origin: striped sends started */
+	uint64_t stripes_failed;	/**< origin: of which ended with an error */
+	uint64_t stripe_recvs;		/**< target: striped sends split here */
+	uint64_t stripe_refused;	/**< target: refused (no listener, no buffer, full) */
+	uint64_t stripe_parts;		/**< target: portions this context pulled */
+	uint64_t stripe_fin_lost;	/**< target: end not sent (FIFO full); origin times out */
+	uint64_t stripe_stale;		/**< origin: ends naming no send under way */
 };
 
 /** The counters of context ctx_idx (zeros for an unknown one). */

@@ -121,14 +121,17 @@ notify_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_a
 	RTE_SET_USED(tok);
 	if (msg->nargs != RF_NARGS || msg->len != 0 ||
 	    (w & ~(UINT64_C(0xff) | UINT64_C(0xffff) << 32)) != 0 ||
-	    (kind != AMRMA_CN_FIFO && kind != AMRMA_CN_WORD) || !rf_status_ok(status)) {
+	    (kind != AMRMA_CN_FIFO && kind != AMRMA_CN_WORD && kind != RF_CN_STRIPE) ||
+	    !rf_status_ok(status)) {
 		x->st.bad_requests++;
 		return -EINVAL;
 	}
 	if (kind == AMRMA_CN_FIFO)
 		rf_rx_push(x, msg->args[3], msg->src, status);
-	else
+	else if (kind == AMRMA_CN_WORD)
 		word_add(x, msg->args[1], msg->args[2]);
+	else
+		rf_stripe_end(x, msg->args[3], msg->src, status);
 	return 0;
 }
 
@@ -139,6 +142,8 @@ rf_register(struct amrma_reflect *rf, bool on)
 			  on ? rf : NULL);
 	amrma_am_register(rf->node, AMRMA_REFLECT_H_NOTIFY, on ? notify_handler : NULL,
 			  on ? rf : NULL);
+	amrma_am_register(rf->node, AMRMA_REFLECT_H_STRIPE_RTS,
+			  on ? rf_stripe_rts_handler : NULL, on ? rf : NULL);
 }
 
 /* rte_power_monitor() callback: -1 (do not sleep) once the word reached opaque[0]. */

@@ -35,6 +35,9 @@ amrma_reflect_conf_defaults(struct amrma_reflect_conf *c)
 	c->fifo_size = 1024;
 	c->rx_size = 1024;
 	c->max_inflight = 256;
+	c->max_stripes = 64;
+	c->stripe_min_part = UINT64_C(64) << 10;
+	c->stripe_timeout_ms = 30000;
 }
 
 struct rf_ctx *
@@ -62,13 +65,25 @@ rf_rx_push(struct rf_ctx *x, uint64_t cookie, struct amrma_ep from, int16_t stat
 	return true;
 }
 
+uint32_t
+rf_gen_next(void)
+{
+	uint32_t g;
+
+	do	/* 0 names nothing */
+		g = __atomic_add_fetch(&rf_gen, 1, __ATOMIC_RELAXED);
+	while (g == 0);
+	return g;
+}
+
 static void *
 slot_take(struct rf_ctx *x, struct rf_slot **out)
 {
 	uint32_t i = x->free[--x->nb_free];
 	struct rf_slot *s = &x->slots[i];
 
-	s->gen = __atomic_add_fetch(&rf_gen, 1, __ATOMIC_RELAXED);
+	s->gen = rf_gen_next();
+	s->cb = NULL;
 	s->used = true;
 	s->local = false;
 	*out = s;
@@ -109,6 +124,8 @@ data_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
 {
 	struct rf_ctx *x = rf_ctx_of(ctx);
 	struct rf_slot *s = slot_of(x, arg);
+	amrma_desc_cb_t cb;
+	void *cb_arg;
 
 	if (s == NULL || ev == AMRMA_RMA_EV_PACKET)
 		return;
@@ -121,11 +138,15 @@ data_cb(struct amrma_ctx *ctx, void *arg, enum amrma_rma_event ev, int status)
 	x->nb_remote--;
 	if (status != 0)
 		data_error(x, status);
+	cb = s->cb;
+	cb_arg = s->cb_arg;
 	slot_give(x, s);
+	if (cb != NULL)
+		cb(ctx, cb_arg, status);
 }
 
-static int
-run_data(struct rf_ctx *x, const struct amrma_desc *d)
+int
+rf_run_data(struct rf_ctx *x, const struct amrma_desc *d)
 {
 	uint32_t flags = d->rma_flags & RF_RMA_FLAGS;
 	struct rf_slot *s;
@@ -137,6 +158,8 @@ run_data(struct rf_ctx *x, const struct amrma_desc *d)
 		return -EAGAIN;
 	arg = slot_take(x, &s);
 	gen = s->gen;
+	s->cb = d->cb;
+	s->cb_arg = d->cb_arg;
 	x->nb_local++;
 	x->nb_remote++;
 	if (d->op == AMRMA_DESC_PUT)
@@ -160,6 +183,8 @@ run_data(struct rf_ctx *x, const struct amrma_desc *d)
 		return -EAGAIN;
 	x->st.data_started++;
 	data_error(x, ret);
+	if (d->cb != NULL)
+		d->cb(x->ctx, d->cb_arg, ret);
 	return 0;
 }
 
@@ -220,9 +245,11 @@ run_one(struct rf_ctx *x, const struct amrma_desc *d)
 	switch (d->op) {
 	case AMRMA_DESC_PUT:
 	case AMRMA_DESC_GET:
-		return run_data(x, d);
+		return rf_run_data(x, d);
 	case AMRMA_DESC_REFLECT:
 		return run_reflect(x, d);
+	case RF_DESC_STRIPE_RECV:
+		return rf_stripe_split(x, d);
 	default:
 		return rf_send_notify(x, &d->cn);
 	}
@@ -231,7 +258,7 @@ run_one(struct rf_ctx *x, const struct amrma_desc *d)
 static __rte_noinline int
 rf_run(struct rf_ctx *x)
 {
-	int work = 0, n;
+	int work = x->nb_sops != 0 ? rf_stripe_poll(x) : 0, n;
 
 	for (n = 0; n < RF_BURST; n++) {
 		if (!x->has_cur) {
@@ -254,7 +281,7 @@ rf_poll(struct amrma_ctx *ctx, void *arg)
 	struct rf_ctx *x = arg;
 
 	RTE_SET_USED(ctx);
-	if (likely(!x->has_cur && rte_ring_empty(x->fifo)))
+	if (likely(!x->has_cur && x->nb_sops == 0 && rte_ring_empty(x->fifo)))
 		return 0;
 	return rf_run(x);
 }
@@ -343,6 +370,7 @@ ctx_free(struct rf_ctx *x)
 	rte_ring_free(x->rx);
 	rte_free(x->slots);
 	rte_free(x->free);
+	rte_free(x->sops);
 }
 
 static int
@@ -355,6 +383,7 @@ ctx_init(struct amrma_reflect *rf, struct rf_ctx *x, uint16_t i, uint32_t serial
 
 	x->rf = rf;
 	x->ctx = amrma_node_ctx(rf->node, i);
+	x->split_idx = RF_NONE;
 	snprintf(name, sizeof(name), "amrma_rf%u_i%u", serial, i);
 	x->fifo = rte_ring_create_elem(name, sizeof(struct amrma_desc), c->fifo_size, socket,
 				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
@@ -365,7 +394,10 @@ ctx_init(struct amrma_reflect *rf, struct rf_ctx *x, uint16_t i, uint32_t serial
 				      socket);
 	x->free = rte_malloc_socket("amrma_rf", sizeof(*x->free) * c->max_inflight, 0,
 				    socket);
-	if (x->fifo == NULL || x->rx == NULL || x->slots == NULL || x->free == NULL)
+	x->sops = rte_zmalloc_socket("amrma_rf", sizeof(*x->sops) * c->max_stripes, 0,
+				     socket);
+	if (x->fifo == NULL || x->rx == NULL || x->slots == NULL || x->free == NULL ||
+	    x->sops == NULL)
 		return -ENOMEM;
 	for (k = 0; k < c->max_inflight; k++)
 		x->free[k] = c->max_inflight - 1 - k;
@@ -390,6 +422,8 @@ amrma_reflect_create(struct amrma_rma *rma, const struct amrma_reflect_conf *con
 	else
 		c = *conf;
 	if (c.fifo_size == 0 || c.rx_size == 0 || c.max_inflight == 0 ||
+	    c.max_stripes == 0 || c.max_stripes > UINT16_MAX || c.stripe_min_part == 0 ||
+	    c.stripe_timeout_ms == 0 ||
 	    c.fifo_size > RTE_RING_SZ_MASK || c.rx_size > RTE_RING_SZ_MASK ||
 	    c.max_inflight > UINT16_MAX)
 		return -EINVAL;
@@ -409,8 +443,11 @@ amrma_reflect_create(struct amrma_rma *rma, const struct amrma_reflect_conf *con
 	serial = __atomic_fetch_add(&rf_serial, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < rf->nb_ctx && ret == 0; i++)
 		ret = ctx_init(rf, &rf->xc[i], i, serial);
+	if (ret == 0)
+		ret = rf_stripe_init(rf);
 	if (ret != 0) {
 		REFLECT_LOG(ERR, "create: %s", strerror(-ret));
+		rf_stripe_fini(rf);
 		for (i = 0; i < rf->nb_ctx; i++)
 			ctx_free(&rf->xc[i]);
 		rte_free(rf->xc);
@@ -430,6 +467,7 @@ amrma_reflect_destroy(struct amrma_reflect *rf)
 	if (rf == NULL)
 		return;
 	rf_register(rf, false);
+	rf_stripe_fini(rf);
 	for (i = 0; i < rf->nb_ctx; i++)
 		ctx_free(&rf->xc[i]);
 	rte_free(rf->xc);

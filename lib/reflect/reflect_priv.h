@@ -16,11 +16,47 @@ extern int amrma_reflect_logtype;
 /* A data descriptor or REFLECT under way: the callback's argument names it by index and
  * generation, so one that ends after its engine went finds nothing. */
 struct rf_slot {
-	uint16_t gen;
+	uint32_t gen;
 	bool used;
 	bool local;		/* data: local completion seen */
 	uint64_t cookie;	/* REFLECT: reported locally if refused */
 	struct amrma_ep peer;
+	amrma_desc_cb_t cb;	/* data: the descriptor's callback */
+	void *cb_arg;
+};
+
+/* Internal descriptor: split a striped send that arrived here (stripe.c). Fields: peer
+ * the origin's endpoint, key its buffer's key, len, offset the tag, cn.cookie the
+ * origin's operation, cn.key the origin node's contexts. */
+#define RF_DESC_STRIPE_RECV 0x80
+/* Internal completion kind: the end of a striped send, cookie its operation. */
+#define RF_CN_STRIPE 3
+
+/* origin: a striped send under way */
+struct rf_sop {
+	bool used;
+	bool accepted;		/* the RTS was taken */
+	bool ended;		/* status final: end it on the next poll */
+	uint32_t gen;
+	int status;
+	struct amrma_ep dst;
+	uint32_t peer_epoch;	/* dst's life that took the RTS */
+	uint64_t deadline;	/* TSC */
+	struct amrma_region *reg;
+	amrma_stripe_cb_t cb;
+	void *arg;
+};
+
+/* target: a striped send being received, shared by the contexts pulling its portions */
+struct rf_srx {
+	uint32_t gen;
+	uint32_t left;		/* portions not finished (atomic) */
+	int32_t status;		/* first error (atomic) */
+	uint32_t nparts;
+	uint16_t nctx;		/* the origin node's contexts */
+	struct amrma_ep src;	/* the origin's endpoint that sent the RTS */
+	uint64_t key, tag, len, op;
+	uint8_t *buf;
 };
 
 struct rf_ctx {
@@ -36,6 +72,12 @@ struct rf_ctx {
 	struct rf_slot *slots;
 	uint32_t *free;
 	uint32_t nb_free;
+	struct rf_sop *sops;		/* origin: striped sends issued here */
+	uint32_t nb_sops;		/* in use */
+	uint32_t nb_sops_ended;
+	uint64_t next_scan;		/* TSC of the next deadline scan */
+	uint32_t split_idx;		/* target: the rf_srx being split here, or RF_NONE */
+	uint32_t split_next;		/* its next portion */
 	struct amrma_reflect_stats st;	/* written by the lcore, injected* excepted */
 };
 
@@ -46,7 +88,14 @@ struct amrma_reflect {
 	struct amrma_reflect_conf conf;
 	uint16_t nb_ctx;
 	struct rf_ctx *xc;
+	struct amrma_stripe_listener listener;
+	struct rf_srx *srx;		/* max_stripes entries */
+	struct rte_ring *srx_free;	/* their free indices */
+	uint64_t scan_tsc;		/* between deadline scans */
+	uint64_t timeout_tsc;
 };
+
+#define RF_NONE UINT32_MAX
 
 /* wire: both messages carry 4 arguments */
 #define RF_NARGS 4
@@ -69,6 +118,17 @@ rf_status_ok(int16_t s)
 /* reflect.c */
 struct rf_ctx *rf_ctx_of(struct amrma_ctx *ctx);
 bool rf_rx_push(struct rf_ctx *x, uint64_t cookie, struct amrma_ep from, int16_t status);
+uint32_t rf_gen_next(void);
+int rf_run_data(struct rf_ctx *x, const struct amrma_desc *d);
+
+/* stripe.c */
+int rf_stripe_init(struct amrma_reflect *rf);
+void rf_stripe_fini(struct amrma_reflect *rf);
+int rf_stripe_split(struct rf_ctx *x, const struct amrma_desc *d);
+void rf_stripe_end(struct rf_ctx *x, uint64_t cookie, struct amrma_ep src, int16_t status);
+int rf_stripe_poll(struct rf_ctx *x);
+int rf_stripe_rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
+			  const struct amrma_am_msg *msg, void *arg);
 
 /* notify.c: the handlers at the reflection node and at the notified one */
 void rf_register(struct amrma_reflect *rf, bool on);

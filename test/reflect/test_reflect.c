@@ -518,6 +518,49 @@ test_inject_checks(void **state)
 	assert_int_equal(amrma_reflect_create(P.r[0], NULL, &R[0]), -EEXIST);
 }
 
+struct desc_end {
+	unsigned int calls;
+	int status;
+	bool landed;		/* the put's bytes were at the target when it came */
+	uint64_t off, len;
+};
+
+static void
+desc_cb(struct amrma_ctx *ctx, void *arg, int status)
+{
+	struct desc_end *e = arg;
+
+	RTE_SET_USED(ctx);
+	e->calls++;
+	e->status = status;
+	e->landed = h_fill_diff(target + e->off, e->len, 7, e->off) == -1;
+}
+
+/* A data descriptor's own callback: once, with its status, after the bytes landed. */
+static void
+test_desc_callback(void **state)
+{
+	struct desc_end ok = { .off = 8192, .len = 300 << 10 }, bad = { 0 };
+	struct amrma_desc d;
+
+	RTE_SET_USED(state);
+	d = data_desc(AMRMA_DESC_PUT, P.key, ok.off, local + ok.off, ok.len);
+	d.cb = desc_cb;
+	d.cb_arg = &ok;
+	inject(0, d);
+	d = data_desc(AMRMA_DESC_PUT, P.key ^ 1, 0, local, 10);
+	d.cb = desc_cb;
+	d.cb_arg = &bad;
+	inject(0, d);
+	assert_true(H_UNTIL(ok.calls != 0 && bad.calls != 0, 5000, step()));
+	h_rma_run_for(&P, 20);
+	assert_int_equal(ok.calls, 1);
+	assert_int_equal(ok.status, 0);
+	assert_true(ok.landed);
+	assert_int_equal(bad.calls, 1);
+	assert_int_equal(bad.status, -ENOKEY);
+}
+
 /* A get, then a REFLECT through the target itself: the bytes are here when it comes. */
 static void
 test_get_then_reflect(void **state)
@@ -610,6 +653,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inject_checks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_then_reflect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_desc_callback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_word_wait, setup, teardown),
 	};

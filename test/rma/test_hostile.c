@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "amrma_dgsp.h"
+#include "amrma_reflect.h"
 #include "amrma_rma.h"
 #include "harness.h"
 #include "rma_nodes.h"
@@ -57,9 +58,10 @@ hostile_frame(struct harness *h, struct rte_mempool *mp, uint64_t key)
 	f.nargs = (uint8_t)(rnd() % (AMRMA_WIRE_MAX_ARGS + 1));
 	f.src_ctx = (uint8_t)(rnd() % h->nb_q);
 	f.dst_ctx = (uint8_t)(rnd() % h->nb_q);
-	/* any handler: the RMA protocol's most of the time */
+	/* any handler: RMA's and reflection's most of the time */
 	f.handler = (rnd() & 3) ?
-		    (uint16_t)(AMRMA_RMA_H_PUT + rnd() % (AMRMA_RMA_H_LAST - AMRMA_RMA_H_PUT + 1)) :
+		    (uint16_t)(AMRMA_RMA_H_PUT +
+			       rnd() % (AMRMA_REFLECT_H_LAST - AMRMA_RMA_H_PUT + 1)) :
 		    (f.type == AMRMA_WIRE_ACK ? AMRMA_WIRE_NO_HANDLER : (uint16_t)(rnd() % 256));
 	if (f.type == AMRMA_WIRE_ACK) {
 		f.handler = AMRMA_WIRE_NO_HANDLER;
@@ -67,7 +69,9 @@ hostile_frame(struct harness *h, struct rte_mempool *mp, uint64_t key)
 	}
 	f.src_node = 0;
 	f.dst_node = 1;
-	f.payload_len = f.type == AMRMA_WIRE_ACK ? 0 : (uint16_t)(rnd() % sizeof(payload));
+	/* none a quarter of the time: most control messages carry only arguments */
+	f.payload_len = f.type == AMRMA_WIRE_ACK || (rnd() & 3) == 0 ? 0 :
+			(uint16_t)(rnd() % sizeof(payload));
 	f.status = (int16_t)rnd();
 	f.seq = (rnd() & 1) ? (uint32_t)(rnd() % 64) : (uint32_t)rnd();
 	f.ack = (rnd() & 1) ? (uint32_t)(rnd() % 64) : (uint32_t)rnd();
@@ -99,6 +103,37 @@ hostile_frame(struct harness *h, struct rte_mempool *mp, uint64_t key)
 
 static unsigned int echo_done;
 
+/* striped sends a hostile frame may start: buffers of up to 64 KiB, any number ending */
+static uint8_t stripe_buf[4][64 << 10];
+static unsigned int stripe_allocs, stripe_dones;
+
+static void *
+stripe_alloc(struct amrma_ctx *ctx, void *arg, struct amrma_ep from, uint64_t tag,
+	     uint64_t len)
+{
+	(void)ctx;
+	(void)arg;
+	(void)from;
+	(void)tag;
+	if (len > sizeof(stripe_buf[0]))
+		return NULL;
+	return stripe_buf[stripe_allocs++ % RTE_DIM(stripe_buf)];
+}
+
+static void
+stripe_done(struct amrma_ctx *ctx, void *arg, struct amrma_ep from, uint64_t tag, void *buf,
+	    uint64_t len, int status)
+{
+	(void)ctx;
+	(void)arg;
+	(void)from;
+	(void)tag;
+	(void)buf;
+	(void)len;
+	(void)status;
+	stripe_dones++;
+}
+
 static int
 echo(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg, void *arg)
 {
@@ -122,6 +157,8 @@ test_hostile_frames(void **state)
 	struct amrma_rma_conf rc;
 	struct amrma_am_stats st;
 	struct amrma_rma_stats rs;
+	struct amrma_reflect_stats xs;
+	struct amrma_reflect *rf[2];
 	struct h_rma p;
 	uint8_t *mem = malloc(1 << 20), *snap = malloc(1 << 20);
 	unsigned int i, k;
@@ -134,8 +171,12 @@ test_hostile_frames(void **state)
 	/* so stray receives are reclaimed during the test */
 	rc.rndv_timeout_ms = 20;
 	assert_int_equal(h_rma_create(&p, 2, 2, &c, &rc, H_RMA_ALL), 0);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		amrma_am_register(p.h.n[i].node, 1, echo, NULL);
+		assert_int_equal(amrma_reflect_create(p.r[i], NULL, &rf[i]), 0);
+	}
+	assert_int_equal(amrma_stripe_listen(rf[1], &(struct amrma_stripe_listener){
+		stripe_alloc, stripe_done, NULL }), 0);
 	memset(mem, 0x77, 1 << 20);
 	memcpy(snap, mem, 1 << 20);
 	/* read-only: no put from anybody may change it */
@@ -158,9 +199,14 @@ test_hostile_frames(void **state)
 	assert_true(st.rx_frames > 10000);
 	assert_true(st.sends_handled > 0);	/* one-way frames (put chunks) got through */
 	amrma_rma_stats_get(amrma_node_ctx(p.h.n[1].node, 0), &rs);
+	/* the reflection handlers saw them and refused what was malformed */
+	amrma_reflect_stats_get(rf[1], 0, &xs);
+	assert_true(xs.bad_requests > 0);
+	assert_int_equal(xs.words, 0);	/* the only region is read-only */
 
 	/* node 0's real channel state never saw those frames: node 1 may have reset or
 	 * fenced its view of node 0; a restart of node 0 is what a real peer would do */
+	amrma_reflect_destroy(rf[0]);
 	assert_int_equal(h_restart_node(&p.h, 0), 0);
 	amrma_am_register(p.h.n[0].node, 1, echo, NULL);
 	echo_done = 0;
@@ -174,6 +220,7 @@ test_hostile_frames(void **state)
 	assert_true(H_UNTIL(echo_done >= 200, 10000, h_step(&p.h)));
 	/* the RMA engine of node 1 holds no leftovers: the region is released at once */
 	assert_int_equal(h_rma_deregister(&p, NULL, NULL), 0);
+	amrma_reflect_destroy(rf[1]);
 	h_rma_destroy(&p);
 	free(mem);
 	free(snap);

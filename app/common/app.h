@@ -29,6 +29,8 @@ struct app {
 	struct amrma_node *node;
 	struct amrma_rma *rma;
 	struct amrma_reflect *reflect;	/* injection FIFOs, completion by reflection */
+	uint64_t stripes_in;		/* striped sends received here... */
+	uint64_t stripes_in_failed;	/* ...of which failed */
 	struct amrma_region *region[APP_MAX_REGIONS];
 	uint64_t region_key[APP_MAX_REGIONS];
 	uint8_t *region_mem[APP_MAX_REGIONS];
@@ -136,6 +138,24 @@ struct app_reflect_result {
  */
 int app_reflect_load(struct app *a, struct amrma_ep dst, uint64_t count,
 		     struct app_reflect_result *r);
+
+/** Take striped sends into the exposed regions (the tag names region and offset). */
+int app_stripe_setup(struct app *a);
+
+struct app_stripe_result {
+	uint64_t size;
+	uint64_t count;		/* sends that ended */
+	uint64_t verified;	/* ...with status 0 and the right bytes at the target */
+	int status;		/* the last failed send's */
+	double us, mbps;	/* per send, one at a time */
+};
+
+/**
+ * For each configured size, count striped sends of fresh data to a random place in
+ * dst's region (--region), each checked with dst's checksum service.
+ */
+int app_stripe_load(struct app *a, struct amrma_ep dst, uint64_t count,
+		    struct app_stripe_result *res, unsigned int *nb_res);
 
 /** Register /amrma/stats, /amrma/peers, /amrma/contexts for dpdk-telemetry.py. */
 int app_telemetry_init(struct app *a);

@@ -249,6 +249,8 @@ app_rma_setup(struct app *a)
 		return ret;
 	}
 	ret = amrma_reflect_create(a->rma, NULL, &a->reflect);
+	if (ret == 0)
+		ret = app_stripe_setup(a);
 	if (ret != 0) {
 		fprintf(stderr, "reflect create: %s\n", strerror(-ret));
 		return ret;

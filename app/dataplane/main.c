@@ -118,6 +118,45 @@ reflect_initiate(struct amrma_ep dst)
 	return r.verified == r.count && r.count != 0 ? 0 : -EIO;
 }
 
+/* Striped sends: the target splits each over its contexts, which pull in parallel. */
+static int
+stripe_initiate(struct amrma_ep dst)
+{
+	struct app_stripe_result r[APP_MAX_SIZES];
+	struct amrma_rma_stats st;
+	unsigned int n = 0, i, bad = 0;
+	uint16_t q;
+	int ret = app_stripe_load(&A, dst, A.cfg.count, r, &n);
+
+	for (i = 0; i < n; i++) {
+		if (r[i].verified != r[i].count || r[i].count == 0)
+			bad++;
+		if (A.cfg.json)
+			printf("{\"role\":\"stripe\",\"size\":%" PRIu64 ",\"count\":%" PRIu64
+			       ",\"verified\":%" PRIu64 ",\"status\":%d,\"us\":%.2f,"
+			       "\"MBps\":%.1f}\n", r[i].size, r[i].count, r[i].verified,
+			       r[i].status, r[i].us, r[i].mbps);
+		else
+			printf("stripe: %9" PRIu64 " B x %-5" PRIu64 " verified %" PRIu64 "/%"
+			       PRIu64 " (crc32c on the target), %.1f us %.0f MB/s%s\n",
+			       r[i].size, r[i].count, r[i].verified, r[i].count, r[i].us,
+			       r[i].mbps, r[i].status ? " FAILED" : "");
+	}
+	/* the target's contexts pulled the portions from ours in turn */
+	for (q = 0; q < amrma_node_nb_ctx(A.node); q++) {
+		amrma_rma_stats_get(amrma_node_ctx(A.node, q), &st);
+		if (A.cfg.json)
+			printf("{\"role\":\"stripe_ctx\",\"ctx\":%u,\"served_bytes\":%" PRIu64
+			       "}\n", q, st.served_get_bytes);
+		else
+			printf("stripe: our context %u served %" PRIu64 " bytes of portions\n", q,
+			       st.served_get_bytes);
+	}
+	if (ret != 0)
+		return ret;
+	return bad == 0 ? 0 : -EIO;
+}
+
 static int
 rma_initiate(void)
 {
@@ -156,6 +195,8 @@ rma_initiate(void)
 	if (ret != 0)
 		return ret;
 	ret = reflect_initiate(dst);
+	if (ret == 0)
+		ret = stripe_initiate(dst);
 	if (ret != 0)
 		return ret;
 	return bad == 0 ? 0 : -EIO;

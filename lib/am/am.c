@@ -27,6 +27,24 @@ amrma_am_max_payload(const struct amrma_ctx *ctx, unsigned int nargs)
 }
 
 /* Everything a request needs before its frame exists: rules, sizes, room. */
+static void peer_restarted(struct amrma_ctx *ctx, uint16_t node, uint32_t epoch);
+
+/*
+ * A channel that died with a peer's life (it left, or stopped answering) speaks to the
+ * peer's newer life once any context of this node heard it: this one may never hear
+ * from it first (a context that only ever asks). true if ch is open again.
+ */
+static bool
+peer_reopen(struct amrma_ctx *ctx, struct channel *ch, uint16_t node)
+{
+	uint32_t life = __atomic_load_n(&ctx->node->peer_life[node], __ATOMIC_RELAXED);
+
+	if (life == 0 || ch->peer_epoch == 0 || (int32_t)(life - ch->peer_epoch) <= 0)
+		return false;
+	peer_restarted(ctx, node, life);
+	return !ch->dead;
+}
+
 static int
 request_check(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler, unsigned int nargs,
 	      uint32_t len, amrma_am_done_t done, struct channel **chp)
@@ -44,7 +62,7 @@ request_check(struct amrma_ctx *ctx, struct amrma_ep dst, uint16_t handler, unsi
 	ch = ctx_channel(ctx, dst.node, dst.ctx);
 	if (ch == NULL)
 		return -EINVAL;
-	if (ch->dead)
+	if (unlikely(ch->dead) && !peer_reopen(ctx, ch, dst.node))
 		return -ENOTCONN;
 	if (ctx->nb_op_free == 0 || chan_queued(ch) >= CH_REQ_SLOTS)
 		return -EAGAIN;
@@ -657,6 +675,7 @@ am_rx_frame(struct amrma_ctx *ctx, struct rte_mbuf *m, uint64_t now, bool redire
 			ch->peer_epoch = v.hdr.src_epoch;	/* first contact */
 		else if (v.hdr.src_epoch != ch->peer_epoch)
 			peer_restarted(ctx, v.hdr.src_node, v.hdr.src_epoch);
+		node_peer_life_seen(ctx->node, v.hdr.src_node, v.hdr.src_epoch);
 		if (v.hdr.dst_epoch != 0 && v.hdr.dst_epoch != ctx->node->epoch) {
 			/* meant for our previous life: an ACK with our epoch makes the sender
 			 * reset its channel instead of retrying into the void */

@@ -220,8 +220,23 @@ struct amrma_node {
 	uint32_t leave_pending;
 	int leave_status;
 	uint16_t leave_gen;	/* amrma_node_leave() calls; late answers name an older one */
+	/* the newest life of each peer node any of our contexts heard (0: none), so that
+	 * a context whose channel closed to an older one may speak to it first */
+	uint32_t *peer_life;	/* max_nodes entries, written atomically by any context */
 	struct amrma_ctx *ctx;		/* nb_ctx entries */
 };
+
+/* A context heard life `epoch` of peer node `node`: keep the newest. */
+static inline void
+node_peer_life_seen(struct amrma_node *node, uint16_t peer, uint32_t epoch)
+{
+	uint32_t old = __atomic_load_n(&node->peer_life[peer], __ATOMIC_RELAXED);
+
+	while ((old == 0 || (int32_t)(epoch - old) > 0) &&
+	       !__atomic_compare_exchange_n(&node->peer_life[peer], &old, epoch, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
 
 /* channel.c: reliability */
 int chan_queue(struct amrma_ctx *ctx, struct channel *ch, struct rte_mbuf *m, bool open);

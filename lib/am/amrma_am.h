@@ -26,7 +26,9 @@
  * A peer that stops answering makes its operations complete with -ETIMEDOUT after the
  * retry budget, and later requests to it fail with -ENOTCONN. A peer that restarts (new
  * incarnation) resets its channels: operations in flight complete with -ECONNRESET and
- * the channel works again.
+ * the channel works again. Once any context of the node has heard the new life, the
+ * others' channels that died with the old one reopen at their next request, so a
+ * context that only ever asks is not cut off for good.
  *
  * Threading: all calls naming a context run on the lcore that polls it. Register handlers
  * and add peers before polling starts.
@@ -340,7 +342,7 @@ int amrma_node_quiesce(struct amrma_node *node, uint64_t timeout_us);
  *
  * A peer's context that is told closes its channels to the leaving node: frames held for
  * it are dropped, operations on them fail with -ECONNRESET, and new ones with -ENOTCONN
- * until the node's next life (epoch) speaks. If its port's link goes with its one peer
+ * until the node's next life (epoch) speaks to any of its contexts. If its port's link goes with its one peer
  * (amrma_net_dev.link_per_peer: net_memif), it also parks: it touches the port no more
  * until the link has gone down and come up again (the next peer attached), or for half a
  * second if the link stays up. So the host may close its port next: net_memif of DPDK

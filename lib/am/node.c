@@ -187,7 +187,9 @@ amrma_node_create(const struct amrma_node_conf *c, struct amrma_node **out)
 	node->coalesce_max = (uint16_t)RTE_MIN((uint32_t)c->coalesce_frame, data_room);
 	node->ctx = rte_zmalloc_socket(NULL, sizeof(*node->ctx) * c->nb_ctx,
 				       RTE_CACHE_LINE_SIZE, c->dev->socket_id);
-	if (node->ctx == NULL) {
+	node->peer_life = rte_zmalloc_socket(NULL, sizeof(*node->peer_life) * c->max_nodes,
+					     RTE_CACHE_LINE_SIZE, c->dev->socket_id);
+	if (node->ctx == NULL || node->peer_life == NULL) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -221,6 +223,7 @@ amrma_node_destroy(struct amrma_node *node)
 	for (i = 0; node->ctx != NULL && i < node->conf.nb_ctx; i++)
 		ctx_fini(&node->ctx[i]);
 	rte_free(node->ctx);
+	rte_free(node->peer_life);
 	if (node->own_pool)
 		rte_mempool_free(node->pool);
 	rte_free(node);

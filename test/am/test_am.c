@@ -1782,6 +1782,40 @@ test_leave_ack_lost(void **state)
 	h_destroy(&h);
 }
 
+/*
+ * A context that only asks: its channel closed with the life of the peer that left, and
+ * the peer's next life spoke only to another context of this node. That context's
+ * requests must reach the new life (they failed with -ENOTCONN for good before: a
+ * target's context pulling a striped send's portion from a restarted initiator).
+ */
+static void
+test_back_through_another_ctx(void **state)
+{
+	const struct amrma_ep n0c0 = { .node = 0, .ctx = 0 }, n1c1 = { .node = 1, .ctx = 1 };
+	uint64_t args[2] = { 7, 0 };
+	struct harness h;
+	int ok = 0;
+
+	RTE_SET_USED(state);
+	echo_nodes(&h, 2, 2, NULL);
+	load_exactly_once(&h, 20, 5000);
+	assert_int_equal(leave_concurrently(&h, 1), 0);
+	assert_int_equal(h_restart_node(&h, 1), 0);
+	register_all(&h);
+	/* nobody here heard the new life yet */
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 1), n1c1, H_ECHO, args, 2, NULL, 0,
+					  h_count_ok, &ok), -ENOTCONN);
+	/* it speaks to context 0 only */
+	assert_int_equal(amrma_am_request(h_ctx(&h, 1, 0), n0c0, H_ECHO, args, 2, NULL, 0,
+					  h_count_ok, &ok), 0);
+	assert_true(H_UNTIL(ok == 1, 2000, h_step(&h)));
+	/* context 1 now reaches it too, and it answers */
+	assert_int_equal(amrma_am_request(h_ctx(&h, 0, 1), n1c1, H_ECHO, args, 2, NULL, 0,
+					  h_count_ok, &ok), 0);
+	assert_true(H_UNTIL(ok == 2, 2000, h_step(&h)));
+	quiesce_and_destroy(&h);
+}
+
 static void
 test_leave_errors(void **state)
 {
@@ -2175,6 +2209,7 @@ main(void)
 		cmocka_unit_test(test_retry_from_leave_callback),
 		cmocka_unit_test(test_quiesce),
 		cmocka_unit_test(test_leave),
+		cmocka_unit_test(test_back_through_another_ctx),
 		cmocka_unit_test(test_two_leave_at_once),
 		cmocka_unit_test(test_leave_ack_lost),
 		cmocka_unit_test(test_leave_errors),

@@ -24,6 +24,7 @@
 
 #include "amrma_reflect.h"
 #include "harness.h"
+#include "reflect_nodes.h"
 #include "rma_nodes.h"
 
 #define REGION (1u << 20)
@@ -41,10 +42,7 @@ static const struct amrma_ep ORIGIN = { 0, 0 }, TARGET = { 1, 0 }, REFLECTOR = {
 static void
 engines_create(const struct amrma_reflect_conf *c2)
 {
-	unsigned int i;
-
-	for (i = 0; i < 3; i++)
-		assert_int_equal(amrma_reflect_create(P.r[i], i == 2 ? c2 : NULL, &R[i]), 0);
+	assert_int_equal(h_reflect_create(&P, R, 3, 2, c2), 0);
 }
 
 static int
@@ -80,12 +78,7 @@ setup(void **state)
 static void
 engines_destroy(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < 3; i++) {
-		amrma_reflect_destroy(R[i]);
-		R[i] = NULL;
-	}
+	h_reflect_destroy(R, 3);
 }
 
 static int
@@ -153,10 +146,7 @@ inject(unsigned int node, struct amrma_desc d)
 static struct amrma_reflect_stats
 stats(unsigned int node)
 {
-	struct amrma_reflect_stats s;
-
-	amrma_reflect_stats_get(R[node], 0, &s);
-	return s;
+	return h_reflect_stats(R[node], 0);
 }
 
 /* Step until node has a completion: 1 and *c, or 0 after ms. */

@@ -28,6 +28,7 @@
 
 #include "amrma_reflect.h"
 #include "harness.h"
+#include "reflect_nodes.h"
 #include "rma_nodes.h"
 
 #define GUARD 64
@@ -287,8 +288,7 @@ setup(void **state)
 					       &wkey), 0);
 	assert_int_equal(amrma_region_register(t, romem + GUARD, RO, AMRMA_REGION_READ, &reg,
 					       &rokey), 0);
-	for (i = 0; i < 3; i++)
-		assert_int_equal(amrma_reflect_create(P.r[i], NULL, &R[i]), 0);
+	assert_int_equal(h_reflect_create(&P, R, 3, 0, NULL), 0);
 	assert_int_equal(amrma_stripe_listen(R[1], &l), 0);
 	return 0;
 }
@@ -299,8 +299,7 @@ teardown(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	for (i = 0; i < 3; i++)
-		amrma_reflect_destroy(R[i]);
+	h_reflect_destroy(R, 3);
 	h_rma_destroy(&P);
 	free(wmem);
 	free(romem);

@@ -21,6 +21,7 @@
 
 #include "amrma_reflect.h"
 #include "harness.h"
+#include "reflect_nodes.h"
 #include "rma_nodes.h"
 
 #define NQ 4
@@ -98,10 +99,7 @@ sent_cb(struct amrma_ctx *ctx, void *arg, int status)
 static void
 engines(const struct amrma_reflect_conf *c0)
 {
-	unsigned int i;
-
-	for (i = 0; i < 3; i++)
-		assert_int_equal(amrma_reflect_create(P.r[i], i == 0 ? c0 : NULL, &R[i]), 0);
+	assert_int_equal(h_reflect_create(&P, R, 3, 0, c0), 0);
 	assert_int_equal(amrma_stripe_listen(R[1], &LISTENER), 0);
 }
 
@@ -127,12 +125,7 @@ setup(void **state)
 static void
 engines_destroy(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < 3; i++) {
-		amrma_reflect_destroy(R[i]);
-		R[i] = NULL;
-	}
+	h_reflect_destroy(R, 3);
 }
 
 static int
@@ -152,10 +145,7 @@ teardown(void **state)
 static struct amrma_reflect_stats
 stats(unsigned int node, unsigned int q)
 {
-	struct amrma_reflect_stats s;
-
-	amrma_reflect_stats_get(R[node], (uint16_t)q, &s);
-	return s;
+	return h_reflect_stats(R[node], q);
 }
 
 static uint32_t

@@ -42,4 +42,12 @@ h_reflect_stats(struct amrma_reflect *r, unsigned int q)
 	return s;
 }
 
+/* Done callback (AM or striped send): the int at arg becomes 1 on success, else the error. */
+static inline void
+h_status_cb(struct amrma_ctx *ctx, void *arg, int status)
+{
+	RTE_SET_USED(ctx);
+	*(int *)arg = status == 0 ? 1 : status;
+}
+
 #endif

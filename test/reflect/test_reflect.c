@@ -431,15 +431,6 @@ test_reflector_full(void **state)
 	}
 }
 
-static void
-count_status(struct amrma_ctx *ctx, void *arg, int status)
-{
-	int *st = arg;
-
-	RTE_SET_USED(ctx);
-	*st = status == 0 ? 1 : status;
-}
-
 /* Hostile REFLECT and NOTIFY messages: refused and counted, nothing injected or written. */
 static void
 test_malformed(void **state)
@@ -460,13 +451,13 @@ test_malformed(void **state)
 	RTE_SET_USED(state);
 	for (i = 0; i < RTE_DIM(bad_args); i++)
 		assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT,
-						  bad_args[i], 4, NULL, 0, count_status, &st[i]),
+						  bad_args[i], 4, NULL, 0, h_status_cb, &st[i]),
 				 0);
 	/* three arguments, and a payload */
 	assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT, bad_args[0],
-					  3, NULL, 0, count_status, &st[i]), 0);
+					  3, NULL, 0, h_status_cb, &st[i]), 0);
 	assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT, bad_args[0],
-					  4, "x", 1, count_status, &st[i + 1]), 0);
+					  4, "x", 1, h_status_cb, &st[i + 1]), 0);
 	assert_int_equal(amrma_am_send(c0, TARGET, AMRMA_REFLECT_H_NOTIFY, notify_bad, 4, NULL,
 				       0, h_count_ok, &sent), 0);
 	assert_true(H_UNTIL(st[RTE_DIM(st) - 1] != 0 && stats(1).bad_requests == 1, 5000,

@@ -153,13 +153,6 @@ count_done(struct amrma_ctx *ctx, void *arg, int status)
 }
 
 static void
-sent_cb(struct amrma_ctx *ctx, void *arg, int status)
-{
-	RTE_SET_USED(ctx);
-	*(int *)arg = status == 0 ? 1 : status;
-}
-
-static void
 test_hostile_peer(void **state)
 {
 	static const uint16_t hs[] = { AMRMA_REFLECT_H_REFLECT, AMRMA_REFLECT_H_NOTIFY,
@@ -262,7 +255,7 @@ test_hostile_peer(void **state)
 	memset(done_of, 0, sizeof(done_of));
 	dones = 0;
 	assert_int_equal(amrma_stripe_send(R[0], h_ctx(&P.h, 0, 0), (struct amrma_ep){ 1, 1 },
-					   payload, sizeof(payload), 9, sent_cb, &st), 0);
+					   payload, sizeof(payload), 9, h_status_cb, &st), 0);
 	assert_true(H_UNTIL(st != 0, 5000, h_rma_step(&P)));
 	assert_int_equal(st, 1);
 	assert_memory_equal(sbuf[0] + GUARD, payload, sizeof(payload));

@@ -332,15 +332,6 @@ test_stripe_target_gone(void **state)
 	P.h.n[1].fault.blackhole = false;
 }
 
-static void
-count_status(struct amrma_ctx *ctx, void *arg, int status)
-{
-	int *st = arg;
-
-	RTE_SET_USED(ctx);
-	*st = status == 0 ? 1 : status;
-}
-
 /* Malformed RTS, forged ends, a REFLECT asking for an end: refused and counted. */
 static void
 test_stripe_hostile(void **state)
@@ -360,12 +351,12 @@ test_stripe_hostile(void **state)
 	RTE_SET_USED(state);
 	for (i = 0; i < RTE_DIM(bad); i++)
 		assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_STRIPE_RTS, bad[i], 5,
-						  NULL, 0, count_status, &st[i]), 0);
+						  NULL, 0, h_status_cb, &st[i]), 0);
 	assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_STRIPE_RTS, bad[0], 4, NULL,
-					  0, count_status, &st[i++]), 0);
+					  0, h_status_cb, &st[i++]), 0);
 	/* a reflection node never sends an end for others */
 	assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_REFLECT, refl, 4, NULL, 0,
-					  count_status, &st[i]), 0);
+					  h_status_cb, &st[i]), 0);
 	/* a send under way, and a bystander that forges its end */
 	assert_int_equal(ssend(0, 0, 0, MAX_LEN, 5, &s), 0);
 	end[3] = 0;	/* slot 0; the generation a guess */

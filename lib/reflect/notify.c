@@ -25,11 +25,40 @@ notify_done(struct amrma_ctx *ctx, void *arg, int status)
 		x->st.notify_failed++;
 }
 
+/*
+ * A notification for this node: no message, delivered here (a REFLECT whose reflection
+ * node is also who is told, or a NOTIFY to ourselves). Counted by this context.
+ */
+static int
+notify_local(struct rf_ctx *x, const struct amrma_cn *cn)
+{
+	struct amrma_reflect *rf = x->rf;
+	const struct amrma_ep self = { amrma_node_id(rf->node), amrma_ctx_index(x->ctx) };
+
+	x->st.notifies_sent++;
+	if (cn->to.ctx >= rf->nb_ctx) {
+		x->st.notify_failed++;
+		return 0;
+	}
+	if (cn->kind == AMRMA_CN_FIFO)
+		rf_rx_push(x, rf->xc[cn->to.ctx].rx, cn->cookie, self, cn->status);
+	else if (cn->kind == AMRMA_CN_WORD)
+		rf_word_add(x, cn->key, cn->offset);
+	else if (cn->to.ctx == self.ctx)	/* another context's sends are its own */
+		rf_stripe_end(x, cn->cookie, self, cn->status);
+	else
+		x->st.notify_failed++;
+	return 0;
+}
+
 int
 rf_send_notify(struct rf_ctx *x, const struct amrma_cn *cn)
 {
 	uint64_t args[RF_NARGS];
 	int ret;
+
+	if (cn->to.node == amrma_node_id(x->rf->node))
+		return notify_local(x, cn);
 
 	args[0] = (uint64_t)cn->kind | (uint64_t)(uint16_t)cn->status << 32;
 	args[1] = cn->key;
@@ -86,8 +115,8 @@ reflect_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_
 	return 0;
 }
 
-static void
-word_add(struct rf_ctx *x, uint64_t key, uint64_t offset)
+void
+rf_word_add(struct rf_ctx *x, uint64_t key, uint64_t offset)
 {
 	struct amrma_region *ref;
 	void *p;
@@ -127,9 +156,9 @@ notify_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_a
 		return -EINVAL;
 	}
 	if (kind == AMRMA_CN_FIFO)
-		rf_rx_push(x, msg->args[3], msg->src, status);
+		rf_rx_push(x, x->rx, msg->args[3], msg->src, status);
 	else if (kind == AMRMA_CN_WORD)
-		word_add(x, msg->args[1], msg->args[2]);
+		rf_word_add(x, msg->args[1], msg->args[2]);
 	else
 		rf_stripe_end(x, msg->args[3], msg->src, status);
 	return 0;

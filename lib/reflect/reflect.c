@@ -53,11 +53,12 @@ rf_xc(struct amrma_reflect *rf, uint16_t ctx_idx)
 }
 
 bool
-rf_rx_push(struct rf_ctx *x, uint64_t cookie, struct amrma_ep from, int16_t status)
+rf_rx_push(struct rf_ctx *x, struct rte_ring *rx, uint64_t cookie, struct amrma_ep from,
+	   int16_t status)
 {
 	struct amrma_completion c = { .cookie = cookie, .from = from, .status = status };
 
-	if (rte_ring_sp_enqueue_elem(x->rx, &c, sizeof(c)) != 0) {
+	if (rte_ring_mp_enqueue_elem(rx, &c, sizeof(c)) != 0) {
 		x->st.rx_full++;
 		return false;
 	}
@@ -198,7 +199,7 @@ reflect_done(struct amrma_ctx *ctx, void *arg, int status)
 		return;
 	if (status != 0) {
 		x->st.reflect_refused++;
-		rf_rx_push(x, s->cookie, s->peer, rf_status_ok((int16_t)status) ?
+		rf_rx_push(x, x->rx, s->cookie, s->peer, rf_status_ok((int16_t)status) ?
 			   (int16_t)status : -EIO);
 	}
 	slot_give(x, s);
@@ -215,6 +216,14 @@ run_reflect(struct rf_ctx *x, const struct amrma_desc *d)
 	if ((d->flags & AMRMA_DESC_F_REMOTE ? x->nb_remote : x->nb_local) != 0 ||
 	    x->nb_free == 0)
 		return -EAGAIN;
+	if (d->peer.node == amrma_node_id(x->rf->node)) {
+		/* reflected by this node: its notification leaves from here */
+		struct amrma_cn cn = d->cn;
+
+		cn.status = (int16_t)x->status;
+		x->status = 0;
+		return rf_send_notify(x, &cn);
+	}
 	args[0] = rf_word0(d->cn.to, d->cn.kind, (int16_t)x->status);
 	args[1] = d->cn.key;
 	args[2] = d->cn.offset;
@@ -234,7 +243,7 @@ run_reflect(struct rf_ctx *x, const struct amrma_desc *d)
 		/* never sent: unknown or dead reflection node */
 		x->st.reflect_refused++;
 		slot_give(x, s);
-		rf_rx_push(x, d->cn.cookie, d->peer, (int16_t)ret);
+		rf_rx_push(x, x->rx, d->cn.cookie, d->peer, (int16_t)ret);
 	}
 	return 0;
 }
@@ -388,8 +397,10 @@ ctx_init(struct amrma_reflect *rf, struct rf_ctx *x, uint16_t i, uint32_t serial
 	x->fifo = rte_ring_create_elem(name, sizeof(struct amrma_desc), c->fifo_size, socket,
 				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	snprintf(name, sizeof(name), "amrma_rf%u_r%u", serial, i);
+	/* multi-producer: a notification for another context of this node is delivered
+	 * by the lcore of the context that sends it (rf_send_notify()) */
 	x->rx = rte_ring_create_elem(name, sizeof(struct amrma_completion), c->rx_size,
-				     socket, RING_F_SP_ENQ | RING_F_EXACT_SZ);
+				     socket, RING_F_EXACT_SZ);
 	x->slots = rte_zmalloc_socket("amrma_rf", sizeof(*x->slots) * c->max_inflight, 0,
 				      socket);
 	x->free = rte_malloc_socket("amrma_rf", sizeof(*x->free) * c->max_inflight, 0,

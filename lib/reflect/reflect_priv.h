@@ -63,7 +63,7 @@ struct rf_ctx {
 	struct amrma_reflect *rf;
 	struct amrma_ctx *ctx;
 	struct rte_ring *fifo;		/* injection: struct amrma_desc, MP/SC */
-	struct rte_ring *rx;		/* reception: struct amrma_completion, SP/MC */
+	struct rte_ring *rx;		/* reception: struct amrma_completion, MP/MC */
 	struct amrma_desc cur;		/* taken from the FIFO, not yet run */
 	bool has_cur;
 	uint32_t nb_local;		/* data descriptors not complete locally */
@@ -117,7 +117,9 @@ rf_status_ok(int16_t s)
 
 /* reflect.c */
 struct rf_ctx *rf_ctx_of(struct amrma_ctx *ctx);
-bool rf_rx_push(struct rf_ctx *x, uint64_t cookie, struct amrma_ep from, int16_t status);
+/* a completion into the reception FIFO rx (x's or another context's), counted by x */
+bool rf_rx_push(struct rf_ctx *x, struct rte_ring *rx, uint64_t cookie, struct amrma_ep from,
+		int16_t status);
 uint32_t rf_gen_next(void);
 int rf_run_data(struct rf_ctx *x, const struct amrma_desc *d);
 
@@ -132,6 +134,7 @@ int rf_stripe_rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
 
 /* notify.c: the handlers at the reflection node and at the notified one */
 void rf_register(struct amrma_reflect *rf, bool on);
+void rf_word_add(struct rf_ctx *x, uint64_t key, uint64_t offset);
 int rf_send_notify(struct rf_ctx *x, const struct amrma_cn *cn);
 
 #endif

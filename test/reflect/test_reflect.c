@@ -223,6 +223,36 @@ test_remote_word_at_target(void **state)
 }
 
 /*
+ * The reflection node is also who is told (the target reflecting a put to its own word
+ * or FIFO), or the origin reflects to itself: no message to oneself, delivered in place.
+ */
+static void
+test_reflect_to_itself(void **state)
+{
+	struct amrma_completion c;
+	struct amrma_desc r;
+
+	RTE_SET_USED(state);
+	inject(0, data_desc(AMRMA_DESC_PUT, P.key, 0, local, 50000));
+	r = cn_desc(AMRMA_DESC_REFLECT, TARGET, TARGET, AMRMA_CN_WORD, 1, AMRMA_DESC_F_REMOTE);
+	r.cn.offset = 16;
+	inject(0, r);
+	inject(0, cn_desc(AMRMA_DESC_REFLECT, TARGET, TARGET, AMRMA_CN_FIFO, 2, 0));
+	inject(0, cn_desc(AMRMA_DESC_REFLECT, ORIGIN, ORIGIN, AMRMA_CN_FIFO, 3, 0));
+	assert_true(H_UNTIL(words[2] == 1, 5000, step()));
+	assert_int_equal(h_fill_diff(target, 50000, 7, 0), -1);
+	assert_int_equal(take(1, &c, 5000), 1);
+	assert_int_equal(c.cookie, 2);
+	assert_int_equal(c.from.node, 1);
+	assert_int_equal(take(0, &c, 5000), 1);
+	assert_int_equal(c.cookie, 3);
+	assert_int_equal(c.from.node, 0);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(stats(1).notify_failed + stats(0).notify_failed, 0);
+	assert_int_equal(stats(0).reflect_refused, 0);
+}
+
+/*
  * With the target stopped, a REFLECT waiting for local completion goes ahead (the bytes
  * left), one with AMRMA_DESC_F_REMOTE does not until the target placed them.
  */
@@ -627,6 +657,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_reflect_to_origin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_word_at_target, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_waits_for_target, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reflect_to_itself, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_order_under_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_word_refused, setup, teardown),

@@ -121,7 +121,8 @@ struct amrma_reflect_conf {
 				 *   packet finding it full is dropped and counted */
 	uint32_t max_inflight;	/**< data descriptors started, not completed, per context */
 	uint32_t max_stripes;	/**< striped sends under way per context (origin), and
-				 *   striped receives per node (target) */
+				 *   striped receives per node (target: more are
+				 *   refused, -ENOBUFS) */
 	uint64_t stripe_min_part; /**< striped send: the least bytes per portion */
 	uint32_t stripe_timeout_ms; /**< striped send: the longest wait for the target */
 };
@@ -239,7 +240,6 @@ struct amrma_reflect_stats {
 	uint64_t stripe_recvs;		/**< target: striped sends split here */
 	uint64_t stripe_refused;	/**< target: refused (no listener, no buffer, full) */
 	uint64_t stripe_parts;		/**< target: portions this context pulled */
-	uint64_t stripe_fin_lost;	/**< target: end not sent (FIFO full); origin times out */
 	uint64_t stripe_stale;		/**< origin: ends naming no send under way */
 };
 

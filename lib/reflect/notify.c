@@ -15,8 +15,8 @@
 
 #include "reflect_priv.h"
 
-static void
-notify_done(struct amrma_ctx *ctx, void *arg, int status)
+void
+rf_notify_done(struct amrma_ctx *ctx, void *arg, int status)
 {
 	struct rf_ctx *x = rf_ctx_of(ctx);
 
@@ -65,7 +65,7 @@ rf_send_notify(struct rf_ctx *x, const struct amrma_cn *cn)
 	args[2] = cn->offset;
 	args[3] = cn->cookie;
 	ret = amrma_am_send(x->ctx, cn->to, AMRMA_REFLECT_H_NOTIFY, args, RF_NARGS, NULL, 0,
-			    notify_done, NULL);
+			    rf_notify_done, NULL);
 	if (ret == -EAGAIN || ret == -ENOBUFS)
 		return -EAGAIN;
 	x->st.notifies_sent++;

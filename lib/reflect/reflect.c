@@ -269,6 +269,9 @@ rf_run(struct rf_ctx *x)
 {
 	int work = x->nb_sops != 0 ? rf_stripe_poll(x) : 0, n;
 
+	if (x->nb_ends != 0)
+		work += rf_stripe_ends(x);
+
 	for (n = 0; n < RF_BURST; n++) {
 		if (!x->has_cur) {
 			if (rte_ring_sc_dequeue_elem(x->fifo, &x->cur, sizeof(x->cur)) != 0)
@@ -290,7 +293,8 @@ rf_poll(struct amrma_ctx *ctx, void *arg)
 	struct rf_ctx *x = arg;
 
 	RTE_SET_USED(ctx);
-	if (likely(!x->has_cur && x->nb_sops == 0 && rte_ring_empty(x->fifo)))
+	if (likely(!x->has_cur && x->nb_sops == 0 && x->nb_ends == 0 &&
+		   rte_ring_empty(x->fifo)))
 		return 0;
 	return rf_run(x);
 }
@@ -380,6 +384,7 @@ ctx_free(struct rf_ctx *x)
 	rte_free(x->slots);
 	rte_free(x->free);
 	rte_free(x->sops);
+	rte_free(x->ends);
 }
 
 static int
@@ -407,8 +412,10 @@ ctx_init(struct amrma_reflect *rf, struct rf_ctx *x, uint16_t i, uint32_t serial
 				    socket);
 	x->sops = rte_zmalloc_socket("amrma_rf", sizeof(*x->sops) * c->max_stripes, 0,
 				     socket);
+	x->ends = rte_malloc_socket("amrma_rf", sizeof(*x->ends) * c->max_stripes, 0,
+				    socket);
 	if (x->fifo == NULL || x->rx == NULL || x->slots == NULL || x->free == NULL ||
-	    x->sops == NULL)
+	    x->sops == NULL || x->ends == NULL)
 		return -ENOMEM;
 	for (k = 0; k < c->max_inflight; k++)
 		x->free[k] = c->max_inflight - 1 - k;

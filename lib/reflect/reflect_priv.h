@@ -78,6 +78,9 @@ struct rf_ctx {
 	uint64_t next_scan;		/* TSC of the next deadline scan */
 	uint32_t split_idx;		/* target: the rf_srx being split here, or RF_NONE */
 	uint32_t split_next;		/* its next portion */
+	uint32_t *ends;			/* target: rf_srx entries whose end we owe, oldest
+					 * first (max_stripes) */
+	uint32_t nb_ends;
 	struct amrma_reflect_stats st;	/* written by the lcore, injected* excepted */
 };
 
@@ -129,6 +132,7 @@ void rf_stripe_fini(struct amrma_reflect *rf);
 int rf_stripe_split(struct rf_ctx *x, const struct amrma_desc *d);
 void rf_stripe_end(struct rf_ctx *x, uint64_t cookie, struct amrma_ep src, int16_t status);
 int rf_stripe_poll(struct rf_ctx *x);
+int rf_stripe_ends(struct rf_ctx *x);
 int rf_stripe_rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
 			  const struct amrma_am_msg *msg, void *arg);
 
@@ -136,5 +140,6 @@ int rf_stripe_rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
 void rf_register(struct amrma_reflect *rf, bool on);
 void rf_word_add(struct rf_ctx *x, uint64_t key, uint64_t offset);
 int rf_send_notify(struct rf_ctx *x, const struct amrma_cn *cn);
+void rf_notify_done(struct amrma_ctx *ctx, void *arg, int status);
 
 #endif

@@ -241,20 +241,51 @@ rf_stripe_poll(struct rf_ctx *x)
 
 /* ---- target ---- */
 
-/* Queue the end of a striped send to its origin in this context's FIFO. */
-static void
+/* The end of a striped send, to its origin: 0, or -EAGAIN (no room now: again later). */
+static int
 send_end(struct rf_ctx *x, struct amrma_ep to, uint64_t op, int status)
 {
-	struct amrma_desc d;
+	int16_t st = (int16_t)(rf_status_ok((int16_t)status) ? status : -EIO);
+	uint64_t args[4] = { RF_CN_STRIPE | (uint64_t)(uint16_t)st << 32, 0, 0, op };
+	int ret = amrma_am_send(x->ctx, to, AMRMA_REFLECT_H_NOTIFY, args, 4, NULL, 0,
+				rf_notify_done, NULL);
 
-	memset(&d, 0, sizeof(d));
-	d.op = AMRMA_DESC_NOTIFY;
-	d.cn.to = to;
-	d.cn.kind = RF_CN_STRIPE;
-	d.cn.cookie = op;
-	d.cn.status = (int16_t)(rf_status_ok((int16_t)status) ? status : -EIO);
-	if (rte_ring_mp_enqueue_elem(x->fifo, &d, sizeof(d)) != 0)
-		x->st.stripe_fin_lost++;
+	if (ret == -EAGAIN || ret == -ENOBUFS)
+		return -EAGAIN;
+	x->st.notifies_sent++;
+	if (ret != 0)
+		x->st.notify_failed++;	/* the origin went: it ends the send itself */
+	return 0;
+}
+
+/*
+ * Send the ends this context owes (the receives whose last portion it pulled). An entry
+ * is freed only once its end left, so that they never pile up beyond max_stripes.
+ */
+static int
+ends_flush(struct rf_ctx *x)
+{
+	struct amrma_reflect *rf = x->rf;
+	int work = 0;
+
+	while (x->nb_ends != 0) {
+		uint32_t idx = x->ends[0];
+		struct rf_srx *s = &rf->srx[idx];
+
+		if (send_end(x, s->src, s->op, s->status) != 0)
+			break;
+		__atomic_store_n(&s->gen, 0, __ATOMIC_RELEASE);
+		rte_ring_mp_enqueue_elem(rf->srx_free, &idx, sizeof(idx));
+		memmove(x->ends, x->ends + 1, --x->nb_ends * sizeof(x->ends[0]));
+		work++;
+	}
+	return work;
+}
+
+int
+rf_stripe_ends(struct rf_ctx *x)
+{
+	return ends_flush(x);
 }
 
 /* The handler: check, and queue the RTS in this context's own FIFO. */
@@ -317,9 +348,9 @@ part_done(struct amrma_ctx *ctx, void *arg, int status)
 	/* the last portion: every other context is done with the entry */
 	status = __atomic_load_n(&s->status, __ATOMIC_RELAXED);
 	rf->listener.done(ctx, rf->listener.arg, s->src, s->tag, s->buf, s->len, status);
-	send_end(x, s->src, s->op, status);
-	__atomic_store_n(&s->gen, 0, __ATOMIC_RELEASE);
-	rte_ring_mp_enqueue_elem(rf->srx_free, &idx, sizeof(idx));
+	s->status = status;
+	x->ends[x->nb_ends++] = idx;
+	ends_flush(x);
 }
 
 /* Take the entry for the RTS d: 0, or the status to end the send with. */
@@ -334,8 +365,10 @@ split_begin(struct rf_ctx *x, const struct amrma_desc *d)
 
 	if (rf->listener.alloc == NULL)
 		return -ENOTSUP;
+	/* refused, not waited for: this FIFO may hold a portion of a receive that holds
+	 * an entry, behind this RTS (measured: the fuzzer's first find, a deadlock) */
 	if (rte_ring_mc_dequeue_elem(rf->srx_free, &idx, sizeof(idx)) != 0)
-		return -EAGAIN;
+		return -ENOBUFS;
 	buf = rf->listener.alloc(x->ctx, rf->listener.arg, d->peer, d->offset, d->len);
 	if (buf == NULL) {
 		rte_ring_mp_enqueue_elem(rf->srx_free, &idx, sizeof(idx));
@@ -377,11 +410,11 @@ rf_stripe_split(struct rf_ctx *x, const struct amrma_desc *d)
 
 	if (x->split_idx == RF_NONE) {
 		ret = split_begin(x, d);
-		if (ret == -EAGAIN)
-			return ret;
 		if (ret != 0) {
+			/* nothing taken: if the end finds no room, the whole RTS runs again */
+			if (send_end(x, d->peer, d->cn.cookie, ret) != 0)
+				return -EAGAIN;
 			x->st.stripe_refused++;
-			send_end(x, d->peer, d->cn.cookie, ret);
 			return 0;
 		}
 	}
@@ -405,12 +438,18 @@ rf_stripe_split(struct rf_ctx *x, const struct amrma_desc *d)
 		g.rma_flags = AMRMA_RMA_F_PIPELINED;
 		g.cb = part_done;
 		g.cb_arg = (void *)(uintptr_t)cookie_of(x->split_idx, s->gen);
-		/* our own portion runs here: our FIFO may be full, and only we drain it */
-		ret = to == self ? rf_run_data(x, &g) :
-		      rte_ring_mp_enqueue_elem(rf->xc[to].fifo, &g, sizeof(g)) == 0 ? 0 :
-		      -EAGAIN;
-		if (ret == -EAGAIN)
-			return ret;
+		/*
+		 * Our own portion runs here (our FIFO may be full, and only we drain it), and
+		 * so does one whose context's FIFO is full: waiting for room there could wait
+		 * for good, that context being stuck in a split that waits for room in ours.
+		 * Only our own operations in flight may make this wait (-EAGAIN).
+		 */
+		if (to == self ||
+		    rte_ring_mp_enqueue_elem(rf->xc[to].fifo, &g, sizeof(g)) != 0) {
+			ret = rf_run_data(x, &g);
+			if (ret == -EAGAIN)
+				return ret;
+		}
 		x->split_next++;
 	}
 	x->split_idx = RF_NONE;

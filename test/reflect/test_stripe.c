@@ -406,6 +406,60 @@ test_stripe_checks(void **state)
 		assert_int_equal(s[i].status, 0);
 }
 
+/* Sends i of s[] to context i % NQ of node 1: those refused for a full FIFO go again.
+ * Returns how many ended with status 0. */
+static unsigned int
+resend_refused(struct sent *s)
+{
+	unsigned int i, ok = 0;
+
+	for (i = 0; i < NBUF; i++) {
+		if (s[i].calls != 0 && s[i].status == -ENOBUFS) {
+			memset(&s[i], 0, sizeof(s[i]));
+			assert_int_equal(ssend((uint8_t)(i % NQ), (uint8_t)(i % NQ), i * 4096,
+					       64 << 10, 200 + i, &s[i]), 0);
+		}
+		if (s[i].calls != 0 && s[i].status == 0)
+			ok++;
+	}
+	return ok;
+}
+
+/*
+ * Small FIFOs on the target, striped sends to each of its contexts at once: a split
+ * finds another context's FIFO full while that one's split finds ours full. Neither
+ * may wait for the other (a context pulls a portion itself when the FIFO it was meant
+ * for is full): every send ends, with all of its bytes.
+ */
+static void
+test_stripe_full_fifos(void **state)
+{
+	struct amrma_reflect_conf c;
+	struct sent s[NBUF];
+	unsigned int i, b;
+
+	RTE_SET_USED(state);
+	h_reflect_destroy(R, 3);
+	amrma_reflect_conf_defaults(&c);
+	c.fifo_size = 2;
+	c.stripe_min_part = 512;
+	assert_int_equal(h_reflect_create(&P, R, 3, 1, &c), 0);
+	assert_int_equal(amrma_stripe_listen(R[1], &LISTENER), 0);
+	memset(s, 0, sizeof(s));
+	for (i = 0; i < NBUF; i++)
+		assert_int_equal(ssend((uint8_t)(i % NQ), (uint8_t)(i % NQ), i * 4096, 64 << 10,
+				       200 + i, &s[i]), 0);
+	/* an RTS finding a FIFO full is refused (-ENOBUFS): sent again until taken */
+	assert_true(H_UNTIL(resend_refused(s) == NBUF, 10000, h_rma_step(&P)));
+	for (i = 0; i < NBUF; i++) {
+		assert_int_equal(s[i].status, 0);
+		for (b = 0; b < L.allocs && L.tag[b] != 200 + i; b++)
+			;
+		assert_true(b < L.allocs);
+		assert_int_equal(h_fill_diff(L.buf[b], 64 << 10, 11, i * 4096), -1);
+	}
+}
+
 /* The engine destroyed with a send under way: its callback reports -ECANCELED. */
 static void
 test_stripe_destroy(void **state)
@@ -435,6 +489,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stripe_target_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stripe_hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stripe_checks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stripe_full_fifos, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stripe_destroy, setup, teardown),
 	};
 

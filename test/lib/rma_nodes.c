@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+
+#include <rte_pause.h>
+#include <rte_service.h>
+#include <rte_service_component.h>
 
 #include "rma_nodes.h"
 
@@ -75,4 +81,49 @@ h_rma_wait(struct h_rma *p, struct amrma_ctx *ctx, amrma_rma_req_t req, unsigned
 
 	H_UNTIL((ret = amrma_rma_test(ctx, req, status)) != 0, ms, h_rma_step(p));
 	return ret;
+}
+
+/* the wire between the nodes, as a service */
+static int32_t
+switch_run(void *arg)
+{
+	return h_switch(arg) > 0 ? 0 : -EAGAIN;
+}
+
+int
+h_rma_services_start(struct h_rma *p, unsigned int i, uint32_t sid[3])
+{
+	struct rte_service_spec spec = { .callback = switch_run, .callback_userdata = &p->h };
+	unsigned int k;
+	int ret;
+
+	p->h.n[i].polled_elsewhere = true;
+	ret = amrma_node_service_register(p->h.n[i].node, &sid[0]);
+	if (ret == 0)
+		ret = amrma_rma_service_register(p->r[i], &sid[1]);
+	snprintf(spec.name, sizeof(spec.name), "h_switch");
+	if (ret == 0)
+		ret = rte_service_component_register(&spec, &sid[2]);
+	if (ret == 0)
+		ret = rte_service_component_runstate_set(sid[2], 1);
+	for (k = 0; k < 3 && ret == 0; k++) {
+		ret = rte_service_map_lcore_set(sid[k], H_SVC_LCORE, 1);
+		if (ret == 0)
+			ret = rte_service_runstate_set(sid[k], 1);
+	}
+	return ret;
+}
+
+void
+h_rma_services_stop(const uint32_t sid[3])
+{
+	unsigned int k;
+
+	for (k = 0; k < 3; k++)
+		rte_service_runstate_set(sid[k], 0);
+	for (k = 0; k < 3; k++)
+		while (rte_service_may_be_active(sid[k]) == 1)
+			rte_pause();
+	rte_service_component_runstate_set(sid[2], 0);
+	rte_service_component_unregister(sid[2]);
 }

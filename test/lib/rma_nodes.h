@@ -53,4 +53,12 @@ void h_rma_run_for(struct h_rma *p, unsigned int ms);
 int h_rma_wait(struct h_rma *p, struct amrma_ctx *ctx, amrma_rma_req_t req, unsigned int ms,
 	       int *status);
 
+/** H_SVC_LCORE (h_eal_init_service()) runs node i and its RMA engine as rte_services,
+ *  and the wire between the nodes as a third (sid[2]): the test's lcore polls only the
+ *  other nodes, without h_step() (the wire is not its to move). 0 or an error. */
+int h_rma_services_start(struct h_rma *p, unsigned int i, uint32_t sid[3]);
+
+/** Stop them and wait until none runs; the node's and engine's services go with them. */
+void h_rma_services_stop(const uint32_t sid[3]);
+
 #endif

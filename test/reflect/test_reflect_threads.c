@@ -53,12 +53,6 @@ step0(void)
 	amrma_rma_progress(H.r[0]);
 }
 
-static int32_t
-switch_run(void *arg)
-{
-	return h_switch(arg) > 0 ? 0 : -EAGAIN;
-}
-
 struct inj {
 	unsigned int id;
 	unsigned int full;	/* -ENOBUFS seen (FIFO full): retried */
@@ -223,14 +217,12 @@ setup(void **state)
 	struct amrma_reflect_conf rc;
 	struct amrma_node_conf nc;
 	struct amrma_region *wreg;
-	unsigned int i;
 
 	RTE_SET_USED(state);
 	h_conf(&nc);
 	nc.rto_max_us = 1000000;
 	nc.max_retries = 40;
 	assert_int_equal(h_rma_create(&H, 2, 1, &nc, NULL, H_RMA_ALL), 0);
-	H.h.n[1].polled_elsewhere = true;
 	target = calloc(1, REGION);
 	src = rte_malloc(NULL, REGION, 64);
 	word = aligned_alloc(64, 64);
@@ -246,36 +238,15 @@ setup(void **state)
 	amrma_reflect_conf_defaults(&rc);
 	rc.fifo_size = 64;
 	assert_int_equal(h_reflect_create(&H, R, 2, 0, &rc), 0);
-	assert_int_equal(amrma_node_service_register(H.h.n[1].node, &sid[0]), 0);
-	assert_int_equal(amrma_rma_service_register(H.r[1], &sid[1]), 0);
-	{
-		struct rte_service_spec spec = { .callback = switch_run,
-						 .callback_userdata = &H.h };
-
-		snprintf(spec.name, sizeof(spec.name), "test_rf_switch");
-		assert_int_equal(rte_service_component_register(&spec, &sid[2]), 0);
-		assert_int_equal(rte_service_component_runstate_set(sid[2], 1), 0);
-	}
-	for (i = 0; i < 3; i++) {
-		assert_int_equal(rte_service_map_lcore_set(sid[i], H_SVC_LCORE, 1), 0);
-		assert_int_equal(rte_service_runstate_set(sid[i], 1), 0);
-	}
+	assert_int_equal(h_rma_services_start(&H, 1, sid), 0);
 	return 0;
 }
 
 static int
 teardown(void **state)
 {
-	unsigned int i;
-
 	RTE_SET_USED(state);
-	for (i = 0; i < 3; i++)
-		rte_service_runstate_set(sid[i], 0);
-	for (i = 0; i < 3; i++)
-		while (rte_service_may_be_active(sid[i]) == 1)
-			rte_pause();
-	rte_service_component_runstate_set(sid[2], 0);
-	rte_service_component_unregister(sid[2]);
+	h_rma_services_stop(sid);
 	h_reflect_destroy(R, 2);
 	h_rma_destroy(&H);
 	free(target);

@@ -34,18 +34,10 @@ static uint32_t sid[3];
 static uint8_t *target, *src;
 static const struct amrma_ep ep = { .node = 1, .ctx = 0 };
 
-/* the wire between the nodes, as a service on the service lcore */
-static int32_t
-switch_run(void *arg)
-{
-	return h_switch(arg) > 0 ? 0 : -EAGAIN;
-}
-
 static int
 setup(void **state)
 {
 	struct amrma_node_conf nc;
-	unsigned int i;
 
 	RTE_SET_USED(state);
 	/* a budget of tens of seconds: the service lcore may wait for a CPU on a busy
@@ -54,7 +46,6 @@ setup(void **state)
 	nc.rto_max_us = 1000000;
 	nc.max_retries = 40;
 	assert_int_equal(h_rma_create(&H, 2, 1, &nc, NULL, H_RMA_ALL), 0);
-	H.h.n[1].polled_elsewhere = true;
 	target = aligned_alloc(4096, REGION);
 	src = rte_malloc(NULL, REGION, 64);
 	assert_non_null(target);
@@ -63,36 +54,15 @@ setup(void **state)
 	assert_int_equal(h_rma_register(&H, target, REGION,
 					AMRMA_REGION_READ | AMRMA_REGION_WRITE), 0);
 	/* node 1 and its progress engine on the service lcore, one after the other */
-	assert_int_equal(amrma_node_service_register(H.h.n[1].node, &sid[0]), 0);
-	assert_int_equal(amrma_rma_service_register(H.r[1], &sid[1]), 0);
-	{
-		struct rte_service_spec spec = { .callback = switch_run,
-						 .callback_userdata = &H.h };
-
-		snprintf(spec.name, sizeof(spec.name), "test_switch");
-		assert_int_equal(rte_service_component_register(&spec, &sid[2]), 0);
-		assert_int_equal(rte_service_component_runstate_set(sid[2], 1), 0);
-	}
-	for (i = 0; i < 3; i++) {
-		assert_int_equal(rte_service_map_lcore_set(sid[i], H_SVC_LCORE, 1), 0);
-		assert_int_equal(rte_service_runstate_set(sid[i], 1), 0);
-	}
+	assert_int_equal(h_rma_services_start(&H, 1, sid), 0);
 	return 0;
 }
 
 static int
 teardown(void **state)
 {
-	unsigned int i;
-
 	RTE_SET_USED(state);
-	for (i = 0; i < 3; i++)
-		rte_service_runstate_set(sid[i], 0);
-	for (i = 0; i < 3; i++)
-		while (rte_service_may_be_active(sid[i]) == 1)
-			rte_pause();
-	rte_service_component_runstate_set(sid[2], 0);
-	rte_service_component_unregister(sid[2]);
+	h_rma_services_stop(sid);
 	h_rma_destroy(&H);
 	free(target);
 	rte_free(src);

@@ -4,9 +4,10 @@
 # bridge in a fourth namespace, where an nftables rule drops LOSS % of the frames the
 # bridge forwards (this kernel has no netem). A namespace per process also keeps their
 # af_packet sockets apart: DPDK 22.11 names a socket's fanout group after its pid and
-# ifindex, and two processes in one namespace can draw the same group (EINVAL at start). Nodes 1 and 2 run AM echo and then RMA put/get against node 0 at the same time;
-# every reply and every byte is verified (each initiator in a region of its own), and
-# the target must have retransmitted. Names
+# ifindex, and two processes in one namespace can draw the same group (EINVAL at start).
+# Nodes 1 and 2 run AM echo, then RMA put/get, notified puts (put + REFLECT) and striped
+# sends against node 0 at the same time; every reply and every byte is verified (each
+# initiator in a region of its own), and the target must have retransmitted. Names
 # are unique to this run and removed at exit. Needs root, iproute2 and nft: otherwise
 # skipped (77).
 # Usage: bridge_loss.sh DATAPLANE_BINARY [LOSS_PERCENT]
@@ -149,7 +150,7 @@ r = json.loads(sys.argv[1] or "{}"); n = int(sys.argv[2])
 assert r.get("completed") == n and r.get("verified") == n and r.get("errors") == 0, r
 print(f"node {sys.argv[3]}: {n} AM request/reply pairs verified")
 PY
-	grep '^rma:' "$tmp/rma$n.log" || { cat "$tmp/rma$n.log"; fail=1; }
+	grep -E '^(rma|reflect|stripe):' "$tmp/rma$n.log" || { cat "$tmp/rma$n.log"; fail=1; }
 done
 kill -TERM "$target"
 wait "$target" || { echo "target did not exit cleanly"; fail=1; }

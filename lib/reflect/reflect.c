@@ -221,8 +221,10 @@ run_reflect(struct rf_ctx *x, const struct amrma_desc *d)
 		struct amrma_cn cn = d->cn;
 
 		cn.status = (int16_t)x->status;
-		x->status = 0;
-		return rf_send_notify(x, &cn);
+		ret = rf_send_notify(x, &cn);
+		if (ret == 0)
+			x->status = 0;	/* (kept for the retry when there was no room) */
+		return ret;
 	}
 	args[0] = rf_word0(d->cn.to, d->cn.kind, (int16_t)x->status);
 	args[1] = d->cn.key;

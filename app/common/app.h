@@ -43,6 +43,16 @@ struct app {
 	unsigned int nb_abandoned;
 };
 
+/** xorshift64: fresh test data and offsets, the same for the same seed. */
+static inline uint64_t
+app_xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 struct app_rma_result {
 	uint64_t size;
 	uint64_t count;

@@ -19,15 +19,6 @@
 /* Notified puts at most per run: each one is checked with a round trip of its own. */
 #define REFLECT_MAX 256
 
-static uint64_t
-mix(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* Poll until our reception FIFO holds a completion; -EINTR once stopped. */
 static int
 wait_completion(struct app *a, struct amrma_completion *c)
@@ -65,12 +56,12 @@ app_reflect_load(struct app *a, struct amrma_ep dst, uint64_t count,
 	r->min = UINT64_MAX;
 	for (i = 0; i < n && ret == 0; i++) {
 		uint64_t len = RTE_MIN(a->cfg.sizes[i % a->cfg.nb_sizes], max);
-		uint64_t off = (mix(&seed) % (rlen - len - 32)) | 1, k, crc, t0;
+		uint64_t off = (app_xorshift(&seed) % (rlen - len - 32)) | 1, k, crc, t0;
 		struct amrma_desc d;
 		struct amrma_completion c;
 
 		for (k = 0; k < len; k++)
-			src[k] = (uint8_t)mix(&seed);
+			src[k] = (uint8_t)app_xorshift(&seed);
 		memset(&d, 0, sizeof(d));
 		d.op = AMRMA_DESC_PUT;
 		d.peer = dst;

@@ -298,15 +298,6 @@ app_rma_teardown(struct app *a)
 	a->nb_regions = 0;
 }
 
-static uint64_t
-xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 int
 app_rma_wait(struct app *a, struct amrma_ctx *ctx, amrma_rma_req_t req)
 {
@@ -375,7 +366,7 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 					r->verified, n, r->mismatches);
 			}
 			/* odd alignment on both sides, fresh data every time */
-			uint64_t off = (xorshift(&seed) % (rlen - len - 32)) | 1;
+			uint64_t off = (app_xorshift(&seed) % (rlen - len - 32)) | 1;
 			uint8_t *p = src + 3, *q = back + 5;
 			uint64_t k, t0, args[3];
 			uint32_t crc;
@@ -385,7 +376,7 @@ app_rma_load(struct app *a, struct amrma_ctx *ctx, struct amrma_ep dst, uint64_t
 			 * the acks we owe leave first, or the target resends its last frames */
 			app_settle(a, 0.1);
 			for (k = 0; k < len; k++)
-				p[k] = (uint8_t)xorshift(&seed);
+				p[k] = (uint8_t)app_xorshift(&seed);
 			crc = rte_hash_crc(p, len, 0);
 			t0 = rte_rdtsc();
 			ret = amrma_rma_put(ctx, dst, key, off, p, len, 0, NULL, NULL, &req);

@@ -73,15 +73,6 @@ sent(struct amrma_ctx *ctx, void *arg, int status)
 	w->done = true;
 }
 
-static uint64_t
-mix(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 int
 app_stripe_load(struct app *a, struct amrma_ep dst, uint64_t count,
 		struct app_stripe_result *res, unsigned int *nb_res)
@@ -116,10 +107,10 @@ app_stripe_load(struct app *a, struct amrma_ep dst, uint64_t count,
 		memset(r, 0, sizeof(*r));
 		r->size = len;
 		for (i = 0; i < count && ret == 0 && !app_stop; i++) {
-			uint64_t off = mix(&seed) % (rlen - len + 1), k, crc, t0;
+			uint64_t off = app_xorshift(&seed) % (rlen - len + 1), k, crc, t0;
 
 			for (k = 0; k < len; k++)
-				src[k] = (uint8_t)mix(&seed);
+				src[k] = (uint8_t)app_xorshift(&seed);
 			app_settle(a, 0.1);
 			w->done = false;
 			t0 = rte_rdtsc();

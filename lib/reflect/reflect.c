@@ -117,7 +117,7 @@ data_error(struct rf_ctx *x, int status)
 {
 	x->st.data_errors++;
 	if (x->status == 0)
-		x->status = rf_status_ok((int16_t)status) ? status : -EIO;
+		x->status = rf_status(status);
 }
 
 static void
@@ -199,8 +199,7 @@ reflect_done(struct amrma_ctx *ctx, void *arg, int status)
 		return;
 	if (status != 0) {
 		x->st.reflect_refused++;
-		rf_rx_push(x, x->rx, s->cookie, s->peer, rf_status_ok((int16_t)status) ?
-			   (int16_t)status : -EIO);
+		rf_rx_push(x, x->rx, s->cookie, s->peer, rf_status(status));
 	}
 	slot_give(x, s);
 }
@@ -245,7 +244,7 @@ run_reflect(struct rf_ctx *x, const struct amrma_desc *d)
 		/* never sent: unknown or dead reflection node */
 		x->st.reflect_refused++;
 		slot_give(x, s);
-		rf_rx_push(x, x->rx, d->cn.cookie, d->peer, (int16_t)ret);
+		rf_rx_push(x, x->rx, d->cn.cookie, d->peer, rf_status(ret));
 	}
 	return 0;
 }

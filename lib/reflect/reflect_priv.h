@@ -113,9 +113,16 @@ rf_word0(struct amrma_ep to, uint8_t kind, int16_t status)
 
 /* A status a peer may send: 0 or an errno below 4096, negated. */
 static inline bool
-rf_status_ok(int16_t s)
+rf_status_ok(int s)
 {
 	return s <= 0 && s > -4096;
+}
+
+/* A status for the wire: s itself when a peer may send it, -EIO otherwise. */
+static inline int16_t
+rf_status(int s)
+{
+	return rf_status_ok(s) ? (int16_t)s : -EIO;
 }
 
 /* reflect.c */

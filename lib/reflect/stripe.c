@@ -245,17 +245,11 @@ rf_stripe_poll(struct rf_ctx *x)
 static int
 send_end(struct rf_ctx *x, struct amrma_ep to, uint64_t op, int status)
 {
-	int16_t st = (int16_t)(rf_status_ok((int16_t)status) ? status : -EIO);
-	uint64_t args[4] = { RF_CN_STRIPE | (uint64_t)(uint16_t)st << 32, 0, 0, op };
-	int ret = amrma_am_send(x->ctx, to, AMRMA_REFLECT_H_NOTIFY, args, 4, NULL, 0,
-				rf_notify_done, NULL);
+	const struct amrma_cn cn = {
+		.cookie = op, .to = to, .kind = RF_CN_STRIPE, .status = rf_status(status),
+	};
 
-	if (ret == -EAGAIN || ret == -ENOBUFS)
-		return -EAGAIN;
-	x->st.notifies_sent++;
-	if (ret != 0)
-		x->st.notify_failed++;	/* the origin went: it ends the send itself */
-	return 0;
+	return rf_send_notify(x, &cn);
 }
 
 /*

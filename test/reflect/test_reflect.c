@@ -473,31 +473,55 @@ test_malformed(void **state)
 		{ good | (uint64_t)5 << 32, 0, 0, 3 },		/* positive status */
 		{ good | (uint64_t)(uint16_t)-5000 << 32, 0, 0, 4 }, /* not an errno */
 	};
+	/* one reason each: the rest of these messages is well formed */
+	const uint64_t good_args[4] = { good, 0, 0, 9 };
+	const uint64_t nf = AMRMA_CN_FIFO;
+	const struct {
+		uint64_t args[4];
+		unsigned int nargs;
+		uint16_t len;
+	} notify_bad[] = {
+		{ { nf | (uint64_t)1 << 16, 0, 0, 5 }, 4, 0 },		/* reserved bits */
+		{ { 0, 0, 0, 5 }, 4, 0 },				/* kind 0 */
+		{ { 4, 0, 0, 5 }, 4, 0 },				/* kind 4 */
+		{ { nf | (uint64_t)5 << 32, 0, 0, 5 }, 4, 0 },		/* positive status */
+		{ { nf | (uint64_t)(uint16_t)-4096 << 32, 0, 0, 5 }, 4, 0 }, /* not an errno */
+		{ { nf, 0, 0, 5 }, 3, 0 },				/* three arguments */
+		{ { nf, 0, 0, 5 }, 4, 1 },				/* a payload */
+	};
+	const uint64_t notify_good[4] = { nf, 0, 0, 7 };
 	int st[RTE_DIM(bad_args) + 2] = { 0 };
 	int sent = 0;
 	unsigned int i;
-	uint64_t notify_bad[4] = { AMRMA_CN_FIFO | (uint64_t)1 << 16, 0, 0, 5 };
+	struct amrma_completion c;
 
 	RTE_SET_USED(state);
 	for (i = 0; i < RTE_DIM(bad_args); i++)
 		assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT,
 						  bad_args[i], 4, NULL, 0, h_status_cb, &st[i]),
 				 0);
-	/* three arguments, and a payload */
-	assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT, bad_args[0],
+	assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT, good_args,
 					  3, NULL, 0, h_status_cb, &st[i]), 0);
-	assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT, bad_args[0],
+	assert_int_equal(amrma_am_request(c0, REFLECTOR, AMRMA_REFLECT_H_REFLECT, good_args,
 					  4, "x", 1, h_status_cb, &st[i + 1]), 0);
-	assert_int_equal(amrma_am_send(c0, TARGET, AMRMA_REFLECT_H_NOTIFY, notify_bad, 4, NULL,
+	for (i = 0; i < RTE_DIM(notify_bad); i++)
+		assert_int_equal(amrma_am_send(c0, TARGET, AMRMA_REFLECT_H_NOTIFY,
+					       notify_bad[i].args, notify_bad[i].nargs, "x",
+					       notify_bad[i].len, h_count_ok, &sent), 0);
+	/* and the same NOTIFY well formed, last: it lands */
+	assert_int_equal(amrma_am_send(c0, TARGET, AMRMA_REFLECT_H_NOTIFY, notify_good, 4, NULL,
 				       0, h_count_ok, &sent), 0);
-	assert_true(H_UNTIL(st[RTE_DIM(st) - 1] != 0 && stats(1).bad_requests == 1, 5000,
-			    step()));
+	assert_true(H_UNTIL(st[RTE_DIM(st) - 1] != 0 &&
+			    sent == (int)RTE_DIM(notify_bad) + 1, 5000, step()));
 	for (i = 0; i < RTE_DIM(st); i++)
 		assert_int_equal(st[i], -EINVAL);
 	assert_int_equal(stats(2).bad_requests, RTE_DIM(st));
 	assert_int_equal(stats(2).cn_injected, 0);
 	assert_int_equal(stats(2).notifies_sent, 0);
-	assert_int_equal(stats(1).completions, 0);
+	assert_int_equal(stats(1).bad_requests, RTE_DIM(notify_bad));
+	assert_int_equal(stats(1).completions, 1);
+	assert_int_equal(take(1, &c, 1000), 1);
+	assert_int_equal(c.cookie, 7);
 }
 
 /* What amrma_reflect_inject() refuses before anything runs. */

@@ -338,13 +338,15 @@ test_stripe_hostile(void **state)
 {
 	struct amrma_ctx *c2 = h_ctx(&P.h, 2, 0);
 	const struct amrma_ep t = { 1, 0 }, o = { 0, 0 };
+	/* one reason each: the rest of these RTSs is well formed */
 	const uint64_t bad[][5] = {
 		{ 1, 0, 0, 0, 1 },	/* length 0 */
 		{ 1, 10, 0, 0, 0 },	/* no contexts */
 		{ 1, 10, 0, 0, 65 },	/* too many */
 	};
+	const uint64_t good[5] = { 1, 10, 0, 0, 1 };
 	uint64_t end[4] = { 3, 0, 0, 0 }, refl[4] = { 0 | (uint64_t)3 << 24, 0, 0, 0 };
-	int st[RTE_DIM(bad) + 2] = { 0 }, acked = 0;
+	int st[RTE_DIM(bad) + 3] = { 0 }, acked = 0;
 	struct sent s = { 0 };
 	unsigned int i;
 
@@ -352,8 +354,11 @@ test_stripe_hostile(void **state)
 	for (i = 0; i < RTE_DIM(bad); i++)
 		assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_STRIPE_RTS, bad[i], 5,
 						  NULL, 0, h_status_cb, &st[i]), 0);
-	assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_STRIPE_RTS, bad[0], 4, NULL,
+	/* four arguments; a payload */
+	assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_STRIPE_RTS, good, 4, NULL,
 					  0, h_status_cb, &st[i++]), 0);
+	assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_STRIPE_RTS, good, 5, "x",
+					  1, h_status_cb, &st[i++]), 0);
 	/* a reflection node never sends an end for others */
 	assert_int_equal(amrma_am_request(c2, t, AMRMA_REFLECT_H_REFLECT, refl, 4, NULL, 0,
 					  h_status_cb, &st[i]), 0);

@@ -10,36 +10,8 @@
  *
  * chan_fuzz_corpus replays test/am/corpus in meson test.
  */
-#include <stdlib.h>
-
+#include "fuzz_target.h"
 #include "chan_fuzz.h"
 
-/* The nodes are made anew this often: what an input leaves in them is bounded there. */
-#define RENEW_EVERY	1000u
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
-
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	chan_fuzz_init("amrma_chan_fuzz");
-	atexit(chan_fuzz_fini);	/* before EAL's clean-up, registered earlier */
-	return 0;
-}
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
-{
-	static unsigned int inputs;
-	struct chan_fuzz_counts c;
-
-	if (len > 1024)
-		return -1;	/* not kept in the corpus */
-	if (++inputs % RENEW_EVERY == 0)
-		chan_fuzz_renew();
-	chan_fuzz_one(data, len, &c);
-	return 0;
-}
+/* the nodes made anew every 1000 inputs */
+FUZZ_TARGET(chan_fuzz, chan_fuzz_counts, 1024, 1000)

@@ -8,38 +8,8 @@
  *
  * rma_fuzz_corpus replays test/rma/corpus in meson test.
  */
-#include <stdlib.h>
-
+#include "fuzz_target.h"
 #include "rma_fuzz.h"
 
-/* The nodes are made anew this often: what an input leaves in them is bounded there. */
-#define RENEW_EVERY	1000u
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
-
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	rma_fuzz_init("amrma_rma_fuzz");
-	/* before EAL's own clean-up (registered earlier, run later): no leak reports of
-	 * node 2's engine, which lives as long as the process */
-	atexit(rma_fuzz_fini);
-	return 0;
-}
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
-{
-	static unsigned int inputs;
-	struct rma_fuzz_counts c;
-
-	if (len > 4096)
-		return -1;	/* not kept in the corpus */
-	if (++inputs % RENEW_EVERY == 0)
-		rma_fuzz_renew();
-	rma_fuzz_one(data, len, &c);
-	return 0;
-}
+/* the nodes made anew every 1000 inputs */
+FUZZ_TARGET(rma_fuzz, rma_fuzz_counts, 4096, 1000)

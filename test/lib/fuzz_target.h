@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The libFuzzer entry points of a harness over live nodes, written once. The harness
+ * NAME provides NAME_init(prefix), NAME_fini(void), NAME_renew(void) and
+ * NAME_one(data, len, struct COUNTS *). Inputs longer than max_len are not run (and not
+ * kept in the corpus); the nodes are made anew every `renew` inputs, so that what an
+ * input leaves in them stays bounded.
+ */
+#ifndef AMRMA_TEST_FUZZ_TARGET_H
+#define AMRMA_TEST_FUZZ_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define FUZZ_TARGET(NAME, COUNTS, max_len, renew)					\
+int LLVMFuzzerInitialize(int *argc, char ***argv);					\
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);				\
+											\
+int											\
+LLVMFuzzerInitialize(int *argc, char ***argv)						\
+{											\
+	(void)argc;									\
+	(void)argv;									\
+	NAME##_init("amrma_" #NAME);							\
+	atexit(NAME##_fini);	/* before EAL's clean-up, registered earlier */		\
+	return 0;									\
+}											\
+											\
+int											\
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)					\
+{											\
+	static unsigned int inputs;							\
+	struct COUNTS c;								\
+											\
+	if (len > (max_len))								\
+		return -1;								\
+	if (++inputs % (renew) == 0)							\
+		NAME##_renew();								\
+	NAME##_one(data, len, &c);							\
+	return 0;									\
+}
+
+#endif

@@ -74,20 +74,12 @@ rf_send_notify(struct rf_ctx *x, const struct amrma_cn *cn)
 	return 0;
 }
 
-static struct rf_ctx *
-handler_ctx(struct amrma_ctx *ctx, void *arg)
-{
-	struct amrma_reflect *rf = arg;
-
-	return &rf->xc[amrma_ctx_index(ctx)];
-}
-
 /* The reflection node: take the descriptor in, nothing else. */
 static int
 reflect_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
 		void *arg)
 {
-	struct rf_ctx *x = handler_ctx(ctx, arg);
+	struct rf_ctx *x = rf_handler_ctx(ctx, arg);
 	uint64_t w = msg->args[0];
 	struct amrma_desc d;
 
@@ -142,7 +134,7 @@ static int
 notify_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_msg *msg,
 	       void *arg)
 {
-	struct rf_ctx *x = handler_ctx(ctx, arg);
+	struct rf_ctx *x = rf_handler_ctx(ctx, arg);
 	uint64_t w = msg->args[0];
 	uint8_t kind = (uint8_t)w;
 	int16_t status = (int16_t)(w >> 32);

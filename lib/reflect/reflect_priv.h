@@ -125,6 +125,13 @@ rf_status(int s)
 	return rf_status_ok(s) ? (int16_t)s : -EIO;
 }
 
+/* The state of the context a handler runs on (the handlers' arg is the engine). */
+static inline struct rf_ctx *
+rf_handler_ctx(struct amrma_ctx *ctx, void *arg)
+{
+	return &((struct amrma_reflect *)arg)->xc[amrma_ctx_index(ctx)];
+}
+
 /* reflect.c */
 struct rf_ctx *rf_ctx_of(struct amrma_ctx *ctx);
 /* a completion into the reception FIFO rx (x's or another context's), counted by x */
@@ -139,6 +146,7 @@ void rf_stripe_fini(struct amrma_reflect *rf);
 int rf_stripe_split(struct rf_ctx *x, const struct amrma_desc *d);
 void rf_stripe_end(struct rf_ctx *x, uint64_t cookie, struct amrma_ep src, int16_t status);
 int rf_stripe_poll(struct rf_ctx *x);
+/* send the ends of striped receives this context owes: work done */
 int rf_stripe_ends(struct rf_ctx *x);
 int rf_stripe_rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
 			  const struct amrma_am_msg *msg, void *arg);

@@ -256,8 +256,8 @@ send_end(struct rf_ctx *x, struct amrma_ep to, uint64_t op, int status)
  * Send the ends this context owes (the receives whose last portion it pulled). An entry
  * is freed only once its end left, so that they never pile up beyond max_stripes.
  */
-static int
-ends_flush(struct rf_ctx *x)
+int
+rf_stripe_ends(struct rf_ctx *x)
 {
 	struct amrma_reflect *rf = x->rf;
 	int work = 0;
@@ -276,19 +276,13 @@ ends_flush(struct rf_ctx *x)
 	return work;
 }
 
-int
-rf_stripe_ends(struct rf_ctx *x)
-{
-	return ends_flush(x);
-}
-
 /* The handler: check, and queue the RTS in this context's own FIFO. */
 int
 rf_stripe_rts_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
 		      const struct amrma_am_msg *msg, void *arg)
 {
 	struct amrma_reflect *rf = arg;
-	struct rf_ctx *x = &rf->xc[amrma_ctx_index(ctx)];
+	struct rf_ctx *x = rf_handler_ctx(ctx, arg);
 	struct amrma_desc d;
 
 	RTE_SET_USED(tok);
@@ -344,7 +338,7 @@ part_done(struct amrma_ctx *ctx, void *arg, int status)
 	rf->listener.done(ctx, rf->listener.arg, s->src, s->tag, s->buf, s->len, status);
 	s->status = status;
 	x->ends[x->nb_ends++] = idx;
-	ends_flush(x);
+	rf_stripe_ends(x);
 }
 
 /* Take the entry for the RTS d: 0, or the status to end the send with. */

@@ -164,6 +164,14 @@ amrma_stripe_send(struct amrma_reflect *rf, struct amrma_ctx *ctx, struct amrma_
 	if (ret != 0)
 		return ret;
 	o->gen = rf_gen_next();
+	o->accepted = false;
+	o->ended = false;
+	o->status = 0;
+	o->dst = dst;
+	o->cb = cb;
+	o->arg = arg;
+	o->deadline = rte_rdtsc() + rf->timeout_tsc;
+	o->used = true;		/* before the request: its end names the entry */
 	args[0] = key;
 	args[1] = len;
 	args[2] = tag;
@@ -172,18 +180,11 @@ amrma_stripe_send(struct amrma_reflect *rf, struct amrma_ctx *ctx, struct amrma_
 	ret = amrma_am_request(ctx, dst, AMRMA_REFLECT_H_STRIPE_RTS, args, RTS_NARGS, NULL,
 			       0, rts_done, (void *)(uintptr_t)args[3]);
 	if (ret != 0) {
+		o->used = false;
 		amrma_region_deregister(rf->regions, o->reg, NULL, NULL);
 		o->reg = NULL;
 		return ret;
 	}
-	o->used = true;
-	o->accepted = false;
-	o->ended = false;
-	o->status = 0;
-	o->dst = dst;
-	o->cb = cb;
-	o->arg = arg;
-	o->deadline = rte_rdtsc() + rf->timeout_tsc;
 	x->nb_sops++;
 	x->st.stripes_sent++;
 	return 0;
@@ -225,7 +226,8 @@ rf_stripe_poll(struct rf_ctx *x)
 
 		if (!o->used || !o->ended)
 			continue;
-		/* the target pulled every portion before it said so: nothing reads buf */
+		/* the target pulled every portion before it said so: nothing reads buf (a
+		 * send that failed early: see docs/reflect.md, "Striped SEND") */
 		amrma_region_deregister(rf->regions, o->reg, NULL, NULL);
 		o->reg = NULL;
 		o->used = false;

@@ -164,7 +164,7 @@ static const struct tel_field reflect_fields[] = {
 	RF_FIELD(notify_failed), RF_FIELD(completions), RF_FIELD(words), RF_FIELD(rx_full),
 	RF_FIELD(word_refused), RF_FIELD(bad_requests), RF_FIELD(stripes_sent),
 	RF_FIELD(stripes_failed), RF_FIELD(stripe_recvs), RF_FIELD(stripe_refused),
-	RF_FIELD(stripe_parts), RF_FIELD(stripe_stale),
+	RF_FIELD(stripe_parts), RF_FIELD(stripe_stale), RF_FIELD(stripe_read_wait),
 };
 #undef RF_FIELD
 static_assert(RTE_DIM(reflect_fields) ==

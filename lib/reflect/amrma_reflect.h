@@ -145,7 +145,8 @@ int amrma_reflect_create(struct amrma_rma *rma, const struct amrma_reflect_conf 
 /**
  * Destroy it, where its contexts are not being polled, before amrma_rma_destroy().
  * Descriptors not started are dropped; data descriptors under way go on as RMA
- * operations whose end nobody hears of (their buffers stay in use until then).
+ * operations whose end nobody hears of (their buffers stay in use until then). Striped
+ * sends under way end with -ECANCELED (see amrma_stripe_cb_t).
  */
 void amrma_reflect_destroy(struct amrma_reflect *rf);
 
@@ -198,7 +199,11 @@ struct amrma_stripe_listener {
  */
 int amrma_stripe_listen(struct amrma_reflect *rf, const struct amrma_stripe_listener *l);
 
-/** Called once on the origin's lcore when a striped send ends (0: all of it placed). */
+/**
+ * Called once when a striped send ends (0: all of it placed) and nothing reads its buffer
+ * any more: on the origin's lcore; for a send that amrma_reflect_destroy() cancelled
+ * while a get of another lcore still read the buffer, on that lcore once it let go.
+ */
 typedef void (*amrma_stripe_cb_t)(struct amrma_ctx *ctx, void *arg, int status);
 
 /**
@@ -241,6 +246,8 @@ struct amrma_reflect_stats {
 	uint64_t stripe_refused;	/**< target: refused (no listener, no buffer, full) */
 	uint64_t stripe_parts;		/**< target: portions this context pulled */
 	uint64_t stripe_stale;		/**< origin: ends naming no send under way */
+	uint64_t stripe_read_wait;	/**< origin: ended sends whose callback waited for a
+					 * get of the buffer to finish */
 };
 
 /** The counters of context ctx_idx (zeros for an unknown one). */

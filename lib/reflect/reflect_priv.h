@@ -32,19 +32,35 @@ struct rf_slot {
 /* Internal completion kind: the end of a striped send, cookie its operation. */
 #define RF_CN_STRIPE 3
 
+/* rf_release.state */
+#define RF_REL_HELD 0		/* a read may still hold the send's region */
+#define RF_REL_GONE 1		/* the region is released: nothing reads the buffer */
+#define RF_REL_ORPHAN 2		/* the engine went first: the release completes the send */
+
+/*
+ * What a striped send's region release needs to complete the send. Allocated apart from
+ * the engine: a get that another lcore serves may hold the region after the engine is
+ * destroyed, and its release then calls cb and frees this.
+ */
+struct rf_release {
+	uint32_t state;		/* RF_REL_*, atomic */
+	int status;
+	struct amrma_ctx *ctx;
+	amrma_stripe_cb_t cb;
+	void *arg;
+};
+
 /* origin: a striped send under way */
 struct rf_sop {
 	bool used;
 	bool accepted;		/* the RTS was taken */
 	bool ended;		/* status final: end it on the next poll */
 	uint32_t gen;
-	int status;
 	struct amrma_ep dst;
 	uint32_t peer_epoch;	/* dst's life that took the RTS */
 	uint64_t deadline;	/* TSC */
-	struct amrma_region *reg;
-	amrma_stripe_cb_t cb;
-	void *arg;
+	struct amrma_region *reg;	/* until withdrawn */
+	struct rf_release *rel;	/* status, cb and arg; the release's state */
 };
 
 /* target: a striped send being received, shared by the contexts pulling its portions */

@@ -48,8 +48,56 @@ rf_stripe_init(struct amrma_reflect *rf)
 	return 0;
 }
 
-/* Sends under way end with -ECANCELED; receives are abandoned (their portions' ends
- * find no engine). */
+/* Final status known: the poll ends it (never inside a handler). */
+static void
+sop_ended(struct rf_ctx *x, struct rf_sop *o, int status)
+{
+	if (!o->used || o->ended)
+		return;
+	o->rel->status = status;
+	o->ended = true;
+	x->nb_sops_ended++;
+}
+
+/* The region of a send is released (any thread): its buffer is no longer read. */
+static void
+sop_released(void *arg, void *addr, size_t len)
+{
+	struct rf_release *r = arg;
+	uint32_t held = RF_REL_HELD;
+
+	RTE_SET_USED(addr);
+	RTE_SET_USED(len);
+	if (__atomic_compare_exchange_n(&r->state, &held, RF_REL_GONE, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;		/* the origin's poll completes the send */
+	/* the engine is gone: complete it here */
+	r->cb(r->ctx, r->arg, r->status);
+	rte_free(r);
+}
+
+/* The engine goes while a get still reads o's buffer: the release completes the send. */
+static void
+sop_orphan(struct rf_sop *o)
+{
+	struct rf_release *r = o->rel;
+	uint32_t held = RF_REL_HELD;
+
+	o->used = false;
+	o->rel = NULL;
+	if (__atomic_compare_exchange_n(&r->state, &held, RF_REL_ORPHAN, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	/* released meanwhile */
+	r->cb(r->ctx, r->arg, r->status);
+	rte_free(r);
+}
+
+/*
+ * Sends under way end with -ECANCELED: their callbacks run here, or, for a send whose
+ * buffer a get still reads, when that get lets go of it. Receives are abandoned (their
+ * portions' ends find no engine).
+ */
 void
 rf_stripe_fini(struct amrma_reflect *rf)
 {
@@ -60,13 +108,13 @@ rf_stripe_fini(struct amrma_reflect *rf)
 		struct rf_ctx *x = &rf->xc[i];
 
 		for (k = 0; x->sops != NULL && k < rf->conf.max_stripes; k++)
-			if (x->sops[k].used) {
-				x->sops[k].status = -ECANCELED;
-				x->sops[k].ended = true;
-				x->nb_sops_ended++;
-			}
+			sop_ended(x, &x->sops[k], -ECANCELED);
 		if (x->nb_sops_ended != 0)
 			rf_stripe_poll(x);
+		/* those whose buffer a get still reads end when it is released */
+		for (k = 0; x->sops != NULL && k < rf->conf.max_stripes; k++)
+			if (x->sops[k].used)
+				sop_orphan(&x->sops[k]);
 	}
 	rte_ring_free(rf->srx_free);
 	rte_free(rf->srx);
@@ -98,17 +146,6 @@ sop_of(struct rf_ctx *x, uint64_t cookie)
 		return NULL;
 	o = &x->sops[idx];
 	return o->used && o->gen == (uint32_t)(cookie >> 32) ? o : NULL;
-}
-
-/* Final status known: the poll ends it (never inside a handler). */
-static void
-sop_ended(struct rf_ctx *x, struct rf_sop *o, int status)
-{
-	if (o->ended)
-		return;
-	o->status = status;
-	o->ended = true;
-	x->nb_sops_ended++;
 }
 
 static void
@@ -159,17 +196,23 @@ amrma_stripe_send(struct amrma_reflect *rf, struct amrma_ctx *ctx, struct amrma_
 		}
 	if (o == NULL)
 		return -EAGAIN;
+	o->rel = rte_zmalloc("amrma_rf_rel", sizeof(*o->rel), 0);
+	if (o->rel == NULL)
+		return -ENOMEM;
 	ret = amrma_region_register(rf->regions, (void *)(uintptr_t)buf, len,
 				    AMRMA_REGION_READ, &o->reg, &key);
-	if (ret != 0)
+	if (ret != 0) {
+		rte_free(o->rel);
+		o->rel = NULL;
 		return ret;
+	}
+	o->rel->ctx = ctx;
+	o->rel->cb = cb;
+	o->rel->arg = arg;
 	o->gen = rf_gen_next();
 	o->accepted = false;
 	o->ended = false;
-	o->status = 0;
 	o->dst = dst;
-	o->cb = cb;
-	o->arg = arg;
 	o->deadline = rte_rdtsc() + rf->timeout_tsc;
 	o->used = true;		/* before the request: its end names the entry */
 	args[0] = key;
@@ -180,9 +223,12 @@ amrma_stripe_send(struct amrma_reflect *rf, struct amrma_ctx *ctx, struct amrma_
 	ret = amrma_am_request(ctx, dst, AMRMA_REFLECT_H_STRIPE_RTS, args, RTS_NARGS, NULL,
 			       0, rts_done, (void *)(uintptr_t)args[3]);
 	if (ret != 0) {
+		/* nobody had the key */
 		o->used = false;
 		amrma_region_deregister(rf->regions, o->reg, NULL, NULL);
 		o->reg = NULL;
+		rte_free(o->rel);
+		o->rel = NULL;
 		return ret;
 	}
 	x->nb_sops++;
@@ -224,19 +270,33 @@ rf_stripe_poll(struct rf_ctx *x)
 	for (k = 0; x->nb_sops_ended != 0 && k < rf->conf.max_stripes; k++) {
 		struct rf_sop *o = &x->sops[k];
 
+		struct rf_release r;
+
 		if (!o->used || !o->ended)
 			continue;
-		/* the target pulled every portion before it said so: nothing reads buf (a
-		 * send that failed early: see docs/reflect.md, "Striped SEND") */
-		amrma_region_deregister(rf->regions, o->reg, NULL, NULL);
-		o->reg = NULL;
+		/*
+		 * No new get finds the key once it is withdrawn, but one that another of
+		 * our lcores serves may still copy from buf (a send that failed early, or
+		 * the last reply of one that did not): the send ends once it let go.
+		 */
+		if (o->reg != NULL) {
+			if (amrma_region_deregister(rf->regions, o->reg, sop_released,
+						    o->rel) > 0)
+				x->st.stripe_read_wait++;
+			o->reg = NULL;
+		}
+		if (__atomic_load_n(&o->rel->state, __ATOMIC_ACQUIRE) != RF_REL_GONE)
+			continue;
+		r = *o->rel;
+		rte_free(o->rel);
+		o->rel = NULL;
 		o->used = false;
 		x->nb_sops--;
 		x->nb_sops_ended--;
-		if (o->status != 0)
+		if (r.status != 0)
 			x->st.stripes_failed++;
 		work++;
-		o->cb(x->ctx, o->arg, o->status);
+		r.cb(x->ctx, r.arg, r.status);
 	}
 	return work;
 }

@@ -20,6 +20,7 @@
 #include <rte_cycles.h>
 
 #include "amrma_reflect.h"
+#include "amrma_wire.h"
 #include "harness.h"
 #include "reflect_nodes.h"
 #include "rma_nodes.h"
@@ -483,6 +484,123 @@ test_stripe_destroy(void **state)
 	assert_int_equal(s.calls, 1);
 }
 
+/*
+ * The key of the first RTS that reaches node 1 (0: none yet). Moves the frames on the
+ * wire and reads node 1's queues, leaving every frame where it was.
+ */
+static uint64_t
+rts_key_seen(void)
+{
+	const struct amrma_wire_rx_params rxp = {
+		.mac = P.h.n[1].dev.mac, .node_id = 1, .udp_base = P.h.conf.udp_base,
+		.nb_ctx = NQ, .skip_csum = true,
+	};
+	struct rte_mbuf *m[64];
+	uint64_t key = 0;
+	unsigned int q, n, i;
+
+	h_switch(&P.h);
+	for (q = 0; q < NQ; q++) {
+		struct rte_ring *r = P.h.n[1].rx[q];
+
+		n = rte_ring_sc_dequeue_burst(r, (void **)m, RTE_DIM(m), NULL);
+		for (i = 0; i < n; i++) {
+			struct amrma_wire_view v;
+
+			if (key != 0 || amrma_wire_parse(rte_pktmbuf_mtod(m[i], void *),
+							 rte_pktmbuf_data_len(m[i]), &rxp,
+							 &v) != AMRMA_WIRE_OK)
+				continue;
+			for (;;) {
+				if (v.hdr.type == AMRMA_WIRE_REQUEST &&
+				    v.hdr.handler == AMRMA_REFLECT_H_STRIPE_RTS) {
+					key = amrma_wire_arg(&v, 0);
+					break;
+				}
+				if (v.more_len == 0)
+					break;
+				amrma_wire_next(&v);
+			}
+		}
+		assert_int_equal(rte_ring_sp_enqueue_bulk(r, (void **)m, n, NULL), n);
+	}
+	return key;
+}
+
+/* Node 1 takes the RTS of a send and goes; the send's region, as a get that another lcore
+ * of node 0 is serving holds it. */
+static struct amrma_region *
+send_then_target_gone(struct sent *s)
+{
+	struct amrma_region *ref;
+	uint64_t key = 0;
+	void *p;
+
+	assert_int_equal(ssend(0, 0, 0, MAX_LEN, 1, s), 0);
+	assert_true(H_UNTIL((key = rts_key_seen()) != 0, 5000, h_rma_step(&P)));
+	assert_int_equal(amrma_region_check(amrma_rma_regions(P.r[0]), key, 0, MAX_LEN,
+					    AMRMA_REGION_READ, &p, &ref), 0);
+	assert_ptr_equal(p, src);
+	assert_true(H_UNTIL(stats(1, 0).stripe_recvs == 1, 5000, h_rma_step(&P)));
+	P.h.n[1].frozen = true;
+	P.h.n[1].fault.blackhole = true;
+	return ref;
+}
+
+/*
+ * A send that fails while a get of its buffer is still being served (here: a reference
+ * the test holds, as the get handler on another lcore does while it copies): its
+ * callback, after which the application may free the buffer, waits until that get lets
+ * go of it.
+ */
+static void
+test_stripe_read_outlives(void **state)
+{
+	struct amrma_region *ref;
+	struct sent s = { 0 };
+
+	RTE_SET_USED(state);
+	ref = send_then_target_gone(&s);
+	assert_true(H_UNTIL(stats(0, 0).stripe_read_wait == 1, 10000, h_rma_step(&P)));
+	h_rma_run_for(&P, 50);
+	assert_int_equal(s.calls, 0);
+	assert_int_equal(regions_live(0), 1);
+	amrma_region_put(amrma_rma_regions(P.r[0]), ref);
+	assert_int_equal(s.calls, 0);		/* from the poll, not from the put */
+	assert_true(H_UNTIL(s.calls != 0, 1000, h_rma_step(&P)));
+	assert_true(s.status == -ENOTCONN || s.status == -ETIMEDOUT);
+	assert_int_equal(stats(0, 0).stripes_failed, 1);
+	assert_int_equal(regions_live(0), 0);
+	h_rma_run_for(&P, 50);
+	assert_int_equal(s.calls, 1);
+	P.h.n[1].frozen = false;
+	P.h.n[1].fault.blackhole = false;
+}
+
+/* The same when the engine is destroyed first: the callback (-ECANCELED) comes with the
+ * get's release, on the thread that releases. */
+static void
+test_stripe_destroy_read_outlives(void **state)
+{
+	struct amrma_region *ref;
+	struct sent s = { 0 };
+
+	RTE_SET_USED(state);
+	ref = send_then_target_gone(&s);
+	amrma_reflect_destroy(R[0]);
+	R[0] = NULL;
+	assert_int_equal(s.calls, 0);
+	assert_int_equal(regions_live(0), 1);
+	h_rma_run_for(&P, 50);
+	assert_int_equal(s.calls, 0);
+	amrma_region_put(amrma_rma_regions(P.r[0]), ref);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.status, -ECANCELED);
+	assert_int_equal(regions_live(0), 0);
+	P.h.n[1].frozen = false;
+	P.h.n[1].fault.blackhole = false;
+}
+
 int
 main(void)
 {
@@ -496,6 +614,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stripe_checks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stripe_full_fifos, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stripe_destroy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stripe_read_outlives, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stripe_destroy_read_outlives, setup,
+						teardown),
 	};
 
 	h_eal_init("amrma_test_stripe");

@@ -25,6 +25,8 @@
  *  - every operation completes exactly once, and none after its input ended; node 2's
  *    and node 1's to node 2 with status 0, their handlers run exactly once each; a reply
  *    handler runs at most once per operation;
+ *  - a request or one-way message of the attacker runs its handler at node 1 at most
+ *    once per life, channel, sequence number and place in the frame (struct atk_msg);
  *  - every frame node 1 sends the attacker parses and carries node 1's epoch;
  *  - node 1 still serves node 2 afterwards (a last request to each context);
  *  - no mbuf stays in use once the nodes are idle, and rte_malloc memory stays at its
@@ -61,6 +63,10 @@
 /* the attacker's life when an input starts (node 1 learns it from the attacker only) */
 #define ATK_LIFE	UINT32_C(0x40000000)
 
+/* the attacker's requests and one-way messages with an argument carry a tag in it */
+#define MAX_ATK		1024u
+#define ATK_TAG		UINT64_C(0xa7)	/* bits 56-63; 32-55 the input, 0-31 the index */
+
 /* handler indices; 9 stays unregistered */
 enum { H_ECHO = 1, H_SEND, H_KEEP, H_ECHOR, H_UNREG = 9 };
 
@@ -77,6 +83,19 @@ struct rec {
 	bool send;		/* one-way message */
 	bool must_ok;		/* to the attacker's new life, which answers it properly */
 	int status;
+};
+
+/*
+ * A request or one-way message of the attacker's, as node 1 must see it: its handler runs
+ * at most once per life, channel, sequence number and place in the frame, however often
+ * and in whatever company the frame comes.
+ */
+struct atk_msg {
+	uint32_t epoch;		/* the frame's source life */
+	uint32_t seq;
+	uint8_t a, v;		/* channel: attacker context, node 1's context */
+	uint8_t idx;		/* place in the frame */
+	uint8_t runs;
 };
 
 /* what the attacker knows of one channel: its context a to node 1's context v */
@@ -103,6 +122,8 @@ static struct {
 	uint8_t last[FRAME_CAP] __rte_aligned(8);
 	uint16_t last_len;
 	uint8_t last_q;
+	struct atk_msg atk[MAX_ATK];
+	unsigned int nb_atk;
 	struct rte_mbuf *kept[NKEEP];
 	unsigned int nb_kept;
 	uint64_t frames, handled;
@@ -171,6 +192,35 @@ honest_handled(struct amrma_ctx *ctx, const struct amrma_am_msg *msg)
 		    on_node(ctx, VIC) ? VIC : GOOD);
 }
 
+/* A tagged message of the attacker's ran its handler at node 1: never twice (see
+ * struct atk_msg). */
+static void
+atk_handled(struct amrma_ctx *ctx, const struct amrma_am_msg *msg)
+{
+	const struct atk_msg *e;
+	unsigned int i;
+
+	if (msg->src.node != ATK || !on_node(ctx, VIC) || msg->nargs < 1 ||
+	    msg->args[0] >> 56 != ATK_TAG ||
+	    (uint32_t)(msg->args[0] >> 32 & 0xffffff) != (fz.input & 0xffffff))
+		return;
+	i = (uint32_t)msg->args[0];
+	if (i >= fz.nb_atk)
+		die("a tag the attacker did not give: %u of %u", i, fz.nb_atk);
+	e = &fz.atk[i];
+	if (msg->src_epoch != e->epoch)
+		die("node 1 saw life %#x for a frame of life %#x", msg->src_epoch, e->epoch);
+	for (i = 0; i < fz.nb_atk; i++) {
+		struct atk_msg *o = &fz.atk[i];
+
+		if (o->runs != 0 && o->epoch == e->epoch && o->seq == e->seq && o->a == e->a &&
+		    o->v == e->v && o->idx == e->idx)
+			die("the attacker's message (life %#x, channel %u->%u, seq %u, #%u) "
+			    "ran twice", e->epoch, e->a, e->v, e->seq, e->idx);
+	}
+	fz.atk[(uint32_t)msg->args[0]].runs++;
+}
+
 /* request: reply as args[1] says (an honest sender's 0 or 4): with the payload echoed
  * (over the request when it fits), empty, not at all, with an error, from elsewhere */
 static int
@@ -184,6 +234,7 @@ echo_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	if (tok == 0)
 		return 0;	/* a reply or one-way message naming it */
 	honest_handled(ctx, msg);
+	atk_handled(ctx, msg);
 	if (msg->src.node != GOOD && msg->src.node != VIC)
 		fz.handled++;
 	switch (mode) {
@@ -211,6 +262,7 @@ send_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 	if (tok != 0 || msg->op_arg != NULL)
 		return 0;	/* not a one-way message */
 	honest_handled(ctx, msg);
+	atk_handled(ctx, msg);
 	if (msg->src.node != GOOD)
 		fz.handled++;
 	return 0;
@@ -223,6 +275,8 @@ keep_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 {
 	RTE_SET_USED(arg);
 	fz.handled++;
+	if (msg->op_arg == NULL)
+		atk_handled(ctx, msg);
 	if (fz.nb_kept == NKEEP)
 		return 0;
 	if (tok != 0 && amrma_am_reply(ctx, tok, AMRMA_WIRE_NO_HANDLER, NULL, 0, msg->payload,
@@ -567,6 +621,23 @@ pick_msg(struct fuzz_in *r, uint8_t type, struct msg_pick *m)
 		m->args[i] = i == 0 ? fuzz_u8(r) : fuzz_u8(r) % 5;
 }
 
+/* Tag message idx of the frame f (on channel a -> v) when it is a request or a one-way
+ * message with an argument (see struct atk_msg). */
+static void
+atk_tag(const struct amrma_wire_fields *f, unsigned int a, unsigned int v, uint8_t idx,
+	struct msg_pick *m)
+{
+	struct atk_msg *e;
+
+	if ((m->type != AMRMA_WIRE_REQUEST && m->type != AMRMA_WIRE_SEND) || m->nargs == 0 ||
+	    fz.nb_atk == MAX_ATK)
+		return;
+	e = &fz.atk[fz.nb_atk];
+	*e = (struct atk_msg){ .epoch = f->src_epoch, .seq = f->seq, .a = (uint8_t)a,
+			       .v = (uint8_t)v, .idx = idx };
+	m->args[0] = ATK_TAG << 56 | (uint64_t)(fz.input & 0xffffff) << 32 | fz.nb_atk++;
+}
+
 static uint8_t
 sub_type(uint8_t b)
 {
@@ -620,6 +691,7 @@ atk_frame(struct fuzz_in *r, bool proper)
 	}
 	if (nb_more != 0)
 		f.flags |= AMRMA_WIRE_F_MORE;
+	atk_tag(&f, a, v, 0, &m);
 	f.handler = m.handler;
 	f.nargs = m.nargs;
 	f.payload_len = m.len;
@@ -635,6 +707,7 @@ atk_frame(struct fuzz_in *r, bool proper)
 			m.handler = H_ECHO;
 		if (len + amrma_wire_sub_len(m.nargs, m.len) > sizeof(fz.last))
 			break;
+		atk_tag(&f, a, v, (uint8_t)(i + 1), &m);
 		amrma_wire_sub_put(fz.last + len, m.type, m.handler, m.status, m.token, m.args,
 				   m.nargs, payload, m.len);
 		len += (int)amrma_wire_sub_len(m.nargs, m.len);
@@ -891,6 +964,7 @@ chan_fuzz_one(const uint8_t *data, size_t len, struct chan_fuzz_counts *c)
 	memset(c, 0, sizeof(*c));
 	memset(fz.nb_rec, 0, sizeof(fz.nb_rec));
 	fz.frames = fz.handled = 0;
+	fz.nb_atk = 0;
 	/* what the attacker remembers comes from this input only: a find replays alone */
 	memset(fz.tok, 0, sizeof(fz.tok));
 	fz.tok_next = 0;

@@ -3,7 +3,7 @@
 #
 # Usage: scripts/bench.sh [--plot DIR] [--quick] [--memif copy|zero-copy|auto|both]
 #                         [--build-dir DIR] [SUITE...]
-# Suites: am (AM latency/rate against raw echo and testpmd), rma, dgsp. None = all.
+# Suites: am (AM latency/rate against raw echo and testpmd), rma, dgsp, stripe. None = all.
 # --memif auto (default): copy mode, plus zero-copy when running as root and it works.
 # stdout: JSON lines only (one result per line); progress goes to stderr.
 # See docs/bench.md for what each number means.
@@ -11,7 +11,7 @@ set -euo pipefail
 caller_dir=$PWD
 cd "$(dirname "$0")/.."
 
-SUITES_ALL=(am rma dgsp)
+SUITES_ALL=(am rma dgsp stripe)
 plot_dir=""
 quick=0
 memif=auto
@@ -451,6 +451,23 @@ suite_dgsp() {
 	done
 	sed -E 's/"name":"([a-z_0-9]+)"/"name":"\1_1mib"/' "$tmp/dgsp-1mib.out" >"$tmp/dgsp-1mib.jsonl"
 	emit "$tmp/dgsp-1mib.jsonl"
+}
+
+# Striped SEND against a plain get: two lcores, one per CPU, two nodes of two contexts in
+# one process on crossed net_ring ports (amrma-stripe-bench).
+suite_stripe() {
+	local bin=$build_dir/app/stripe-bench/amrma-stripe-bench
+	if [ "$(nproc)" -lt 2 ]; then
+		log "stripe: needs two CPUs, skipped"
+		return 0
+	fi
+	log "stripe: $bin (lcores on CPUs 0 and 1)"
+	local args=()
+	[ $quick -eq 1 ] && args=(--quick)
+	"$bin" -l 0,1 "${eal_copy[@]}" -- "${args[@]+"${args[@]}"}" >"$tmp/stripe.out" \
+		2>"$tmp/stripe.err" ||
+		{ log "stripe bench failed:"; tail -20 "$tmp/stripe.err" >&2; return 1; }
+	emit "$tmp/stripe.out"
 }
 
 status=0

@@ -454,7 +454,7 @@ amrma_reflect_create(struct amrma_rma *rma, const struct amrma_reflect_conf *con
 	rf->regions = amrma_rma_regions(rma);
 	rf->conf = c;
 	rf->nb_ctx = amrma_node_nb_ctx(rf->node);
-	rf->xc = rte_zmalloc("amrma_reflect", sizeof(*rf->xc) * rf->nb_ctx, 0);
+	rf->xc = rte_zmalloc("amrma_reflect", sizeof(*rf->xc) * rf->nb_ctx, RTE_CACHE_LINE_SIZE);
 	if (rf->xc == NULL) {
 		rte_free(rf);
 		return -ENOMEM;

@@ -98,7 +98,7 @@ struct rf_ctx {
 					 * first (max_stripes) */
 	uint32_t nb_ends;
 	struct amrma_reflect_stats st;	/* written by the lcore, injected* excepted */
-};
+} __rte_cache_aligned;	/* an array, one per lcore's context: no line shared */
 
 struct amrma_reflect {
 	struct amrma_rma *rma;

@@ -193,7 +193,7 @@ struct rma_ctx {
 	uint32_t nb_refused;		/* entries with bytes to come */
 	uint32_t refused_next;		/* the next entry to take (the oldest) */
 	struct amrma_rma_stats st;
-};
+} __rte_cache_aligned;	/* an array, one per lcore's context: no line shared */
 
 /* target: the bytes of a pipelined put still to come (completion.c) */
 struct put_track {

@@ -280,9 +280,13 @@ rf_stripe_poll(struct rf_ctx *x)
 		 * the last reply of one that did not): the send ends once it let go.
 		 */
 		if (o->reg != NULL) {
-			if (amrma_region_deregister(rf->regions, o->reg, sop_released,
-						    o->rel) > 0)
+			int held = amrma_region_deregister(rf->regions, o->reg, sop_released,
+							   o->rel);
+
+			if (held > 0)
 				x->st.stripe_read_wait++;
+			else if (held < 0)	/* gone already: no release will come */
+				__atomic_store_n(&o->rel->state, RF_REL_GONE, __ATOMIC_RELEASE);
 			o->reg = NULL;
 		}
 		if (__atomic_load_n(&o->rel->state, __ATOMIC_ACQUIRE) != RF_REL_GONE)

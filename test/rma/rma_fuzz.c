@@ -58,6 +58,7 @@
 #define MAX_REC		64u	/* operations node 1 starts per input */
 #define MAX_STEPS	96u
 #define NPROG		4u
+#define NKEPT		4u	/* frames the peer's handlers keep for a step */
 #define PEER		0u
 #define TARGET		1u
 #define GOOD		2u
@@ -143,6 +144,8 @@ static struct {
 	struct amrma_dgsp_type *types[NPROG];
 	struct fuzz_heap heap;
 	unsigned int inputs;
+	struct rte_mbuf *kept[NKEPT];	/* frames the peer's handlers keep */
+	unsigned int nb_kept;
 } fz;
 
 /* ---- input ---- */
@@ -381,8 +384,16 @@ peer_handler(struct amrma_ctx *ctx, amrma_am_token_t tok, const struct amrma_am_
 		s = &fz.spec[fz.spec_head];
 		fz.spec_head = (fz.spec_head + 1) % NSPEC;
 		fz.nb_spec--;
-		if (s->how == 0)
-			return s->status;
+		if (s->how == 0) {
+			/* a status of 1 is AMRMA_AM_KEEP_MBUF: the peer then keeps the
+			 * frame for the rest of the step (peer_let_go()) */
+			if (s->status != AMRMA_AM_KEEP_MBUF)
+				return s->status;
+			if (fz.nb_kept == NKEPT)
+				return 0;
+			fz.kept[fz.nb_kept++] = msg->mbuf;
+			return AMRMA_AM_KEEP_MBUF;
+		}
 		if (!s->expected)
 			h = s->handler;
 		nargs = s->nargs;
@@ -414,6 +425,14 @@ peer_register(void)
 	for (i = AMRMA_RMA_H_PUT; i <= AMRMA_RMA_H_LAST; i++)
 		if (amrma_am_register(fz.p.h.n[PEER].node, i, peer_handler, NULL) != 0)
 			die("register");
+}
+
+/* The frames the peer's handlers kept go back. */
+static void
+peer_let_go(void)
+{
+	while (fz.nb_kept != 0)
+		rte_pktmbuf_free(fz.kept[--fz.nb_kept]);
 }
 
 /* templates of the peer's messages: handler and arguments a protocol step would send */
@@ -941,6 +960,7 @@ rma_fuzz_one(const uint8_t *data, size_t len, struct rma_fuzz_counts *c)
 				h_rma_run_for(&fz.p, 12);
 			break;
 		}
+		peer_let_go();
 	}
 	fz.p.stalled = 0;
 	drain();

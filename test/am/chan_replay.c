@@ -5,30 +5,9 @@
  * or message of the attacker counts as rejected, and corpus_main() wants one at least:
  * the corpus must reach the channel's refusals.
  */
-#include "chan_fuzz.h"
 #include "corpus.h"
+#include "fuzz_target.h"
+#include "chan_fuzz.h"
 
-static unsigned int runs;
-
-static enum corpus_verdict
-check(const char *name, const uint8_t *data, size_t len)
-{
-	struct chan_fuzz_counts c;
-
-	(void)name;
-	if (++runs % 100 == 0)
-		chan_fuzz_renew();
-	chan_fuzz_one(data, len, &c);
-	return c.refused != 0 ? CORPUS_REJECTED : CORPUS_ACCEPTED;
-}
-
-int
-main(int argc, char **argv)
-{
-	int ret;
-
-	chan_fuzz_init("amrma_chan_fuzz_replay");
-	ret = corpus_main(argc, argv, "chan", check);
-	chan_fuzz_fini();
-	return ret;
-}
+/* the nodes made anew every 100 inputs */
+FUZZ_REPLAY(chan_fuzz, chan_fuzz_counts, "chan", 100)

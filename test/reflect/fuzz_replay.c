@@ -6,29 +6,8 @@
  * reach the handlers' refusals.
  */
 #include "corpus.h"
+#include "fuzz_target.h"
 #include "reflect_fuzz.h"
 
-static unsigned int runs;
-
-static enum corpus_verdict
-check(const char *name, const uint8_t *data, size_t len)
-{
-	struct reflect_fuzz_counts c;
-
-	(void)name;
-	if (++runs % 100 == 0)
-		reflect_fuzz_renew();
-	reflect_fuzz_one(data, len, &c);
-	return c.refused != 0 ? CORPUS_REJECTED : CORPUS_ACCEPTED;
-}
-
-int
-main(int argc, char **argv)
-{
-	int ret;
-
-	reflect_fuzz_init("amrma_reflect_fuzz_replay");
-	ret = corpus_main(argc, argv, "reflect", check);
-	reflect_fuzz_fini();
-	return ret;
-}
+/* the nodes made anew every 100 inputs */
+FUZZ_REPLAY(reflect_fuzz, reflect_fuzz_counts, "reflect", 100)

@@ -6,29 +6,8 @@
  * least: the corpus must reach the handlers' refusals.
  */
 #include "corpus.h"
+#include "fuzz_target.h"
 #include "rma_fuzz.h"
 
-static unsigned int runs;
-
-static enum corpus_verdict
-check(const char *name, const uint8_t *data, size_t len)
-{
-	struct rma_fuzz_counts c;
-
-	(void)name;
-	if (++runs % 200 == 0)
-		rma_fuzz_renew();
-	rma_fuzz_one(data, len, &c);
-	return c.refused != 0 ? CORPUS_REJECTED : CORPUS_ACCEPTED;
-}
-
-int
-main(int argc, char **argv)
-{
-	int ret;
-
-	rma_fuzz_init("amrma_rma_fuzz_replay");
-	ret = corpus_main(argc, argv, "rma", check);
-	rma_fuzz_fini();
-	return ret;
-}
+/* the nodes made anew every 200 inputs */
+FUZZ_REPLAY(rma_fuzz, rma_fuzz_counts, "rma", 200)

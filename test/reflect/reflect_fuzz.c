@@ -44,7 +44,6 @@
 #include "reflect_nodes.h"
 #include "rma_nodes.h"
 
-#define GUARD	64u
 #define WORDS	64u		/* the word region */
 #define RO_LEN	256u
 #define SBUF	8192u		/* a listener buffer */
@@ -60,14 +59,13 @@ static struct {
 	struct h_rma p;
 	bool up;
 	struct amrma_reflect *r[3];
-	uint8_t *wmem, *romem, *sbuf[NSBUF], *data, *src;
+	uint8_t *wmem, *romem, *data, *src;
+	struct h_sbufs sb;		/* the listener's buffers */
 	uint64_t wkey, rokey, dkey;
 	struct amrma_region *wreg, *roreg, *dreg;
 	uint8_t rosnap[RO_LEN];
 	struct fuzz_heap heap;
 	/* this input */
-	unsigned int allocs, dones;
-	bool done_of[NSBUF];
 	unsigned int honest;		/* node 0's operations started */
 	struct {
 		bool stripe;
@@ -87,34 +85,21 @@ ignore_done(struct amrma_ctx *ctx, void *arg, int status)
 	RTE_SET_USED(status);
 }
 
-static uint8_t
-guard_byte(size_t i)
-{
-	return (uint8_t)(0xA0 | (i & 0x1f));
-}
-
 static uint8_t *
 guarded(size_t len)
 {
-	uint8_t *p = malloc(len + 2 * GUARD);
-	size_t i;
+	uint8_t *p = h_guarded_alloc(len);
 
 	if (p == NULL)
 		die("out of memory");
-	for (i = 0; i < len + 2 * GUARD; i++)
-		p[i] = guard_byte(i);
-	memset(p + GUARD, 0, len);
 	return p;
 }
 
 static void
 guards_check(const uint8_t *p, size_t len, const char *what)
 {
-	size_t i;
-
-	for (i = 0; i < GUARD; i++)
-		if (p[i] != guard_byte(i) || p[GUARD + len + i] != guard_byte(GUARD + len + i))
-			die("a guard byte of %s changed", what);
+	if (!h_guards_ok(p, len))
+		die("a guard byte of %s changed", what);
 }
 
 static void *
@@ -123,18 +108,16 @@ l_alloc(struct amrma_ctx *ctx, void *arg, struct amrma_ep from, uint64_t tag, ui
 	RTE_SET_USED(ctx);
 	RTE_SET_USED(arg);
 	RTE_SET_USED(tag);
-	if (len > SBUF || fz.allocs == NSBUF)
-		return NULL;
 	if (from.node != PEER && from.node != 0)
 		die("a striped send from node %u", from.node);
-	return fz.sbuf[fz.allocs++] + GUARD;
+	return h_sbufs_take(&fz.sb, len);
 }
 
 static void
 l_done(struct amrma_ctx *ctx, void *arg, struct amrma_ep from, uint64_t tag, void *buf,
        uint64_t len, int status)
 {
-	unsigned int i;
+	int ret = h_sbufs_back(&fz.sb, buf);
 
 	RTE_SET_USED(ctx);
 	RTE_SET_USED(arg);
@@ -142,15 +125,10 @@ l_done(struct amrma_ctx *ctx, void *arg, struct amrma_ep from, uint64_t tag, voi
 	RTE_SET_USED(tag);
 	RTE_SET_USED(len);
 	RTE_SET_USED(status);
-	for (i = 0; i < fz.allocs; i++)
-		if (fz.sbuf[i] + GUARD == buf) {
-			if (fz.done_of[i])
-				die("listener buffer %u reported twice", i);
-			fz.done_of[i] = true;
-			fz.dones++;
-			return;
-		}
-	die("done() for a buffer the listener never gave");
+	if (ret == -EALREADY)
+		die("a listener buffer reported twice");
+	if (ret != 0)
+		die("done() for a buffer the listener never gave");
 }
 
 static void
@@ -310,7 +288,7 @@ honest_settled(void)
 	unsigned int i;
 
 	drain0();
-	if (fz.dones != fz.allocs)
+	if (fz.sb.nb_back != fz.sb.taken)
 		return false;
 	for (i = 0; i < fz.honest; i++)
 		if (fz.op[i].ends == 0 ||
@@ -329,12 +307,12 @@ checks(struct reflect_fuzz_counts *c)
 
 	guards_check(fz.wmem, WORDS, "the word region");
 	guards_check(fz.romem, RO_LEN, "the read-only region");
-	if (memcmp(fz.romem + GUARD, fz.rosnap, RO_LEN) != 0)
+	if (memcmp(fz.romem + H_GUARD, fz.rosnap, RO_LEN) != 0)
 		die("the read-only region changed");
-	for (i = 0; i < NSBUF; i++)
-		guards_check(fz.sbuf[i], SBUF, "a listener buffer");
+	if (!h_sbufs_guards_ok(&fz.sb))
+		die("a guard byte of a listener buffer changed");
 	for (i = 0; i < WORDS / 8; i++)
-		words += ((uint64_t *)(fz.wmem + GUARD))[i];
+		words += ((uint64_t *)(fz.wmem + H_GUARD))[i];
 	for (q = 0; q < 2; q++) {
 		struct amrma_reflect_stats s = h_reflect_stats(fz.r[1], q);
 
@@ -345,13 +323,13 @@ checks(struct reflect_fuzz_counts *c)
 	if (words != counted)
 		die("the words hold %lu, node 1 counted %lu", (unsigned long)words,
 		    (unsigned long)counted);
-	if (fz.dones != fz.allocs) {
+	if (fz.sb.nb_back != fz.sb.taken) {
 		/* where it stuck: what node 1's contexts still hold */
 		for (q = 0; q < 2; q++)
 			fprintf(stderr, "node 1 context %u: %u descriptors pending, %u RMA "
 				"operations\n", q, amrma_reflect_pending(fz.r[1], (uint16_t)q),
 				amrma_rma_outstanding(h_ctx(&fz.p.h, 1, q)));
-		die("%u listener buffers given, %u reported back", fz.allocs, fz.dones);
+		die("%u listener buffers given, %u reported back", fz.sb.taken, fz.sb.nb_back);
 	}
 	drain0();
 	for (i = 0; i < fz.honest; i++) {
@@ -379,8 +357,8 @@ reflect_fuzz_one(const uint8_t *data, size_t len, struct reflect_fuzz_counts *c)
 
 	memset(c, 0, sizeof(*c));
 	memset(fz.data, 0, DATA);
-	fz.allocs = fz.dones = fz.honest = 0;
-	memset(fz.done_of, 0, sizeof(fz.done_of));
+	fz.honest = 0;
+	h_sbufs_reset(&fz.sb);
 	conf_of(fuzz_u8(&in), &rc);
 	if (!fuzz_heap_same(&fz.heap, &now))
 		die("heap in use %zu, was %zu", now, fz.heap.base);
@@ -412,7 +390,7 @@ reflect_fuzz_one(const uint8_t *data, size_t len, struct reflect_fuzz_counts *c)
 	checks(c);
 	/* in between inputs the words start from 0 again */
 	h_reflect_destroy(fz.r, 3);
-	memset(fz.wmem + GUARD, 0, WORDS);
+	memset(fz.wmem + H_GUARD, 0, WORDS);
 	for (i = 0; i < 10; i++)
 		h_rma_step(&fz.p);
 	if (!fuzz_heap_same(&fz.heap, &now))
@@ -427,9 +405,9 @@ nodes_up(void)
 	if (h_rma_create(&fz.p, 3, 2, NULL, NULL, H_RMA_ALL) != 0)
 		die("nodes not created");
 	t = amrma_rma_regions(fz.p.r[1]);
-	if (amrma_region_register(t, fz.wmem + GUARD, WORDS, AMRMA_REGION_WRITE, &fz.wreg,
+	if (amrma_region_register(t, fz.wmem + H_GUARD, WORDS, AMRMA_REGION_WRITE, &fz.wreg,
 				  &fz.wkey) != 0 ||
-	    amrma_region_register(t, fz.romem + GUARD, RO_LEN, AMRMA_REGION_READ, &fz.roreg,
+	    amrma_region_register(t, fz.romem + H_GUARD, RO_LEN, AMRMA_REGION_READ, &fz.roreg,
 				  &fz.rokey) != 0 ||
 	    amrma_region_register(t, fz.data, DATA, AMRMA_REGION_WRITE, &fz.dreg,
 				  &fz.dkey) != 0)
@@ -463,10 +441,10 @@ reflect_fuzz_init(const char *prefix)
 	fz.wmem = guarded(WORDS);
 	fz.romem = guarded(RO_LEN);
 	for (i = 0; i < RO_LEN; i++)
-		fz.romem[GUARD + i] = (uint8_t)(i * 7);
-	memcpy(fz.rosnap, fz.romem + GUARD, RO_LEN);
-	for (i = 0; i < NSBUF; i++)
-		fz.sbuf[i] = guarded(SBUF);
+		fz.romem[H_GUARD + i] = (uint8_t)(i * 7);
+	memcpy(fz.rosnap, fz.romem + H_GUARD, RO_LEN);
+	if (h_sbufs_init(&fz.sb, NSBUF, SBUF) != 0)
+		die("out of memory");
 	fz.data = calloc(1, DATA);
 	fz.src = rte_malloc(NULL, DATA, 64);
 	if (fz.data == NULL || fz.src == NULL)
@@ -486,13 +464,10 @@ reflect_fuzz_renew(void)
 void
 reflect_fuzz_fini(void)
 {
-	unsigned int i;
-
 	nodes_down();
 	free(fz.wmem);
 	free(fz.romem);
-	for (i = 0; i < NSBUF; i++)
-		free(fz.sbuf[i]);
+	h_sbufs_free(&fz.sb);
 	free(fz.data);
 	rte_free(fz.src);
 }

@@ -31,7 +31,6 @@
 #include "reflect_nodes.h"
 #include "rma_nodes.h"
 
-#define GUARD 64
 #define WORDS 64
 #define RO 4096
 #define SBUF (64u << 10)
@@ -40,10 +39,9 @@
 
 static struct h_rma P;
 static struct amrma_reflect *R[3];
-static uint8_t *wmem, *romem, *sbuf[NSBUF];
+static uint8_t *wmem, *romem;
+static struct h_sbufs sb;	/* the listener's buffers */
 static uint64_t wkey, rokey;
-static unsigned int allocs, dones;
-static bool done_of[NSBUF];
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t
@@ -62,50 +60,29 @@ l_alloc(struct amrma_ctx *ctx, void *arg, struct amrma_ep from, uint64_t tag, ui
 	RTE_SET_USED(arg);
 	RTE_SET_USED(from);
 	RTE_SET_USED(tag);
-	if (len > SBUF || allocs == NSBUF)
-		return NULL;
-	return sbuf[allocs++] + GUARD;
+	return h_sbufs_take(&sb, len);
 }
 
 static void
 l_done(struct amrma_ctx *ctx, void *arg, struct amrma_ep from, uint64_t tag, void *buf,
        uint64_t len, int status)
 {
-	unsigned int i;
-
 	RTE_SET_USED(ctx);
 	RTE_SET_USED(arg);
 	RTE_SET_USED(from);
 	RTE_SET_USED(tag);
 	RTE_SET_USED(len);
 	RTE_SET_USED(status);
-	for (i = 0; i < allocs; i++)
-		if (sbuf[i] + GUARD == buf) {
-			assert_false(done_of[i]);
-			done_of[i] = true;
-		}
-	dones++;
-}
-
-static bool
-guards_ok(const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < GUARD; i++)
-		if (p[i] != 0xA5 || p[GUARD + len + i] != 0xA5)
-			return false;
-	return true;
+	/* each buffer handed out comes back once */
+	assert_int_equal(h_sbufs_back(&sb, buf), 0);
 }
 
 static uint8_t *
 guarded(size_t len)
 {
-	uint8_t *p = aligned_alloc(64, len + 2 * GUARD);
+	uint8_t *p = h_guarded_alloc(len);
 
 	assert_non_null(p);
-	memset(p, 0xA5, len + 2 * GUARD);
-	memset(p + GUARD, 0, len);
 	return p;
 }
 
@@ -168,7 +145,7 @@ test_hostile_peer(void **state)
 	int st = 0;
 
 	RTE_SET_USED(state);
-	memcpy(rosnap, romem + GUARD, RO);
+	memcpy(rosnap, romem + H_GUARD, RO);
 	for (i = 0; i < MSGS; i++) {
 		uint16_t h = hs[rnd() % RTE_DIM(hs)];
 		struct amrma_ep to = { 1, (uint8_t)(rnd() % 2) };
@@ -204,7 +181,7 @@ test_hostile_peer(void **state)
 	}
 	assert_true(H_UNTIL(completed == sent, 20000, h_rma_step(&P)));
 	/* receives started by hostile RTSs end (their pulls fail at node 2) */
-	assert_true(H_UNTIL(dones == allocs, 20000, h_rma_step(&P)));
+	assert_true(H_UNTIL(sb.nb_back == sb.taken, 20000, h_rma_step(&P)));
 	h_rma_run_for(&P, 50);
 	for (q = 0; q < 2; q++) {
 		amrma_reflect_stats_get(R[1], (uint16_t)q, &xs);
@@ -219,22 +196,21 @@ test_hostile_peer(void **state)
 	fprintf(stderr, "hostile: %u messages, %" PRIu64 " refused as malformed, %" PRIu64
 		" notifications taken, %" PRIu64 " words counted, %" PRIu64 " refused, %"
 		PRIu64 " striped receives, %u buffers\n", sent, sum.bad_requests,
-		sum.cn_injected, sum.words, sum.word_refused, sum.stripe_recvs, allocs);
+		sum.cn_injected, sum.words, sum.word_refused, sum.stripe_recvs, sb.taken);
 	assert_true(sum.bad_requests > MSGS / 10);
 	assert_true(sum.cn_injected > 0);
 	assert_true(sum.words > 0);
 	assert_true(sum.word_refused > 0);
-	assert_true(allocs > 0);
+	assert_true(sb.taken > 0);
 	/* what the words hold is what was counted, and nothing around them moved */
 	for (i = 0; i < WORDS / 8; i++)
-		words += ((uint64_t *)(wmem + GUARD))[i];
+		words += ((uint64_t *)(wmem + H_GUARD))[i];
 	assert_int_equal(words, sum.words);
-	assert_true(guards_ok(wmem, WORDS));
-	assert_true(guards_ok(romem, RO));
-	assert_memory_equal(romem + GUARD, rosnap, RO);
-	for (i = 0; i < NSBUF; i++)
-		assert_true(guards_ok(sbuf[i], SBUF));
-	assert_int_equal(dones, allocs);
+	assert_true(h_guards_ok(wmem, WORDS));
+	assert_true(h_guards_ok(romem, RO));
+	assert_memory_equal(romem + H_GUARD, rosnap, RO);
+	assert_true(h_sbufs_guards_ok(&sb));
+	assert_int_equal(sb.nb_back, sb.taken);
 	/* node 0 still gets its REFLECT and its striped send through node 1 (a hostile
 	 * REFLECT may name node 0 as who is told: those completions go first) */
 	for (q = 0; q < 2; q++)
@@ -251,14 +227,12 @@ test_hostile_peer(void **state)
 			    h_rma_step(&P)));
 	assert_int_equal(cp.cookie, 42);
 	assert_int_equal(cp.status, 0);
-	allocs = 0;
-	memset(done_of, 0, sizeof(done_of));
-	dones = 0;
+	h_sbufs_reset(&sb);
 	assert_int_equal(amrma_stripe_send(R[0], h_ctx(&P.h, 0, 0), (struct amrma_ep){ 1, 1 },
 					   payload, sizeof(payload), 9, h_status_cb, &st), 0);
 	assert_true(H_UNTIL(st != 0, 5000, h_rma_step(&P)));
 	assert_int_equal(st, 1);
-	assert_memory_equal(sbuf[0] + GUARD, payload, sizeof(payload));
+	assert_memory_equal(sb.buf[0] + H_GUARD, payload, sizeof(payload));
 	free(rosnap);
 }
 
@@ -268,18 +242,16 @@ setup(void **state)
 	struct amrma_region_table *t;
 	struct amrma_region *reg;
 	const struct amrma_stripe_listener l = { l_alloc, l_done, NULL };
-	unsigned int i;
 
 	RTE_SET_USED(state);
 	assert_int_equal(h_rma_create(&P, 3, 2, NULL, NULL, H_RMA_ALL), 0);
 	wmem = guarded(WORDS);
 	romem = guarded(RO);
-	for (i = 0; i < NSBUF; i++)
-		sbuf[i] = guarded(SBUF);
+	assert_int_equal(h_sbufs_init(&sb, NSBUF, SBUF), 0);
 	t = amrma_rma_regions(P.r[1]);
-	assert_int_equal(amrma_region_register(t, wmem + GUARD, WORDS, AMRMA_REGION_WRITE, &reg,
+	assert_int_equal(amrma_region_register(t, wmem + H_GUARD, WORDS, AMRMA_REGION_WRITE, &reg,
 					       &wkey), 0);
-	assert_int_equal(amrma_region_register(t, romem + GUARD, RO, AMRMA_REGION_READ, &reg,
+	assert_int_equal(amrma_region_register(t, romem + H_GUARD, RO, AMRMA_REGION_READ, &reg,
 					       &rokey), 0);
 	assert_int_equal(h_reflect_create(&P, R, 3, 0, NULL), 0);
 	assert_int_equal(amrma_stripe_listen(R[1], &l), 0);
@@ -289,15 +261,12 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	unsigned int i;
-
 	RTE_SET_USED(state);
 	h_reflect_destroy(R, 3);
 	h_rma_destroy(&P);
 	free(wmem);
 	free(romem);
-	for (i = 0; i < NSBUF; i++)
-		free(sbuf[i]);
+	h_sbufs_free(&sb);
 	return 0;
 }
 

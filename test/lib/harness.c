@@ -147,6 +147,16 @@ h_eal_init_service(const char *prefix)
 	return 0;
 }
 
+int
+h_eal_init_busy_service(const char *prefix)
+{
+	if (getenv("AMRMA_UNDER_VALGRIND") != NULL) {
+		printf("SKIP: busy lcores under valgrind\n");
+		return 77;
+	}
+	return h_eal_init_service(prefix);
+}
+
 void
 h_conf(struct amrma_node_conf *c)
 {

@@ -95,6 +95,13 @@ int h_nothing_handler(struct amrma_ctx *ctx, amrma_am_token_t tok,
  */
 int h_eal_init_service(const char *prefix);
 
+/**
+ * h_eal_init_service() for a test whose service lcore spins beside busy test threads:
+ * also 77 under valgrind (AMRMA_UNDER_VALGRIND), which runs one thread at a time, so
+ * that every wait for a spinning thread costs a whole time slice (minutes in all).
+ */
+int h_eal_init_busy_service(const char *prefix);
+
 /** Set conf defaults used by tests (small timers so loss recovers quickly). */
 void h_conf(struct amrma_node_conf *c);
 

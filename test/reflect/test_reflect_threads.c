@@ -263,13 +263,8 @@ main(void)
 	};
 	int ret;
 
-	/* valgrind runs one thread at a time: five threads, two of them spinning lcores */
-	if (getenv("AMRMA_UNDER_VALGRIND") != NULL) {
-		printf("SKIP: busy lcores and threads under valgrind\n");
-		return 77;
-	}
-	ret = h_eal_init_service("amrma_test_reflect_threads");
-
+	/* five threads, two of them spinning lcores */
+	ret = h_eal_init_busy_service("amrma_test_reflect_threads");
 	if (ret != 0)
 		return ret;
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -170,12 +170,8 @@ main(void)
 	};
 	int ret;
 
-	/* valgrind runs one thread at a time: two spinning lcores took over 10 minutes */
-	if (getenv("AMRMA_UNDER_VALGRIND") != NULL) {
-		printf("SKIP: two busy lcores under valgrind\n");
-		return 77;
-	}
-	ret = h_eal_init_service("amrma_test_rma_wait");
+	/* under valgrind two spinning lcores took over 10 minutes */
+	ret = h_eal_init_busy_service("amrma_test_rma_wait");
 	if (ret != 0)
 		return ret;
 	ret = cmocka_run_group_tests(tests, setup, teardown);

@@ -108,16 +108,18 @@ poll_a(void)
 		poll_ctx(1);
 }
 
-static void
-wait_for(volatile bool *flag, const char *what)
+/* Poll until *flag; the nanoseconds since t0 (TSC). */
+static double
+wait_ns(volatile bool *flag, const char *what, uint64_t t0)
 {
-	uint64_t end = rte_get_tsc_cycles() + TIMEOUT_S * rte_get_tsc_hz();
+	uint64_t end = t0 + TIMEOUT_S * rte_get_tsc_hz();
 
 	while (!*flag) {
 		poll_a();
 		if (rte_get_tsc_cycles() > end)
 			die(what, ETIMEDOUT);
 	}
+	return (double)(rte_get_tsc_cycles() - t0) * 1e9 / (double)rte_get_tsc_hz();
 }
 
 static void
@@ -253,20 +255,19 @@ static double
 run_get(uint64_t len)
 {
 	const struct amrma_ep from = { .node = 0, .ctx = 0 };
-	uint64_t t0;
+	uint64_t t0 = rte_get_tsc_cycles();
+	double ns;
 	int ret;
 
 	B.get_done = false;
-	t0 = rte_get_tsc_cycles();
 	ret = amrma_rma_get(amrma_node_ctx(B.node[1], 0), from, B.key, 0, B.dst, len,
 			    AMRMA_RMA_F_PIPELINED, get_cb, NULL, NULL);
 	if (ret != 0)
 		die("get", ret);
-	wait_for(&B.get_done, "get");
-	t0 = rte_get_tsc_cycles() - t0;
+	ns = wait_ns(&B.get_done, "get", t0);
 	if (B.get_status != 0)
 		die("get ended", B.get_status);
-	return (double)t0 * 1e9 / (double)rte_get_tsc_hz();
+	return ns;
 }
 
 /* One striped send of len bytes from node 0 to node 1's context 0, timed (ns) to the
@@ -275,21 +276,20 @@ static double
 run_stripe(uint64_t len)
 {
 	const struct amrma_ep to = { .node = 1, .ctx = 0 };
-	uint64_t t0;
+	uint64_t t0 = rte_get_tsc_cycles();
+	double ns;
 	int ret;
 
 	B.send_done = false;
 	B.recv_done = false;
-	t0 = rte_get_tsc_cycles();
 	ret = amrma_stripe_send(B.rf[0], amrma_node_ctx(B.node[0], 0), to, B.src, len, 0,
 				sent_cb, NULL);
 	if (ret != 0)
 		die("striped send", ret);
-	wait_for(&B.send_done, "striped send");
-	t0 = rte_get_tsc_cycles() - t0;
+	ns = wait_ns(&B.send_done, "striped send", t0);
 	if (B.send_status != 0 || !B.recv_done || B.recv_status != 0)
 		die("striped send ended", B.send_status != 0 ? B.send_status : EIO);
-	return (double)t0 * 1e9 / (double)rte_get_tsc_hz();
+	return ns;
 }
 
 static void

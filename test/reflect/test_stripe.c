@@ -178,6 +178,14 @@ sent_all(const struct sent *s, unsigned int n)
 	return true;
 }
 
+/* Node 1 stops answering (a hung process whose frames are lost), or comes back. */
+static void
+target_gone(bool gone)
+{
+	P.h.n[1].frozen = gone;
+	P.h.n[1].fault.blackhole = gone;
+}
+
 /* 1 MiB: four portions, one per target context, each from another origin context. */
 static void
 test_stripe_parallel(void **state)
@@ -324,13 +332,11 @@ test_stripe_target_gone(void **state)
 	RTE_SET_USED(state);
 	assert_int_equal(ssend(0, 0, 0, MAX_LEN, 1, &s), 0);
 	assert_true(H_UNTIL(stats(1, 0).stripe_recvs == 1, 5000, h_rma_step(&P)));
-	P.h.n[1].frozen = true;
-	P.h.n[1].fault.blackhole = true;
+	target_gone(true);
 	assert_true(H_UNTIL(s.calls != 0, 10000, h_rma_step(&P)));
 	assert_true(s.status == -ENOTCONN || s.status == -ETIMEDOUT);
 	assert_int_equal(regions_live(0), 0);
-	P.h.n[1].frozen = false;
-	P.h.n[1].fault.blackhole = false;
+	target_gone(false);
 }
 
 /* Malformed RTS, forged ends, a REFLECT asking for an end: refused and counted. */
@@ -542,8 +548,7 @@ send_then_target_gone(struct sent *s)
 					    AMRMA_REGION_READ, &p, &ref), 0);
 	assert_ptr_equal(p, src);
 	assert_true(H_UNTIL(stats(1, 0).stripe_recvs == 1, 5000, h_rma_step(&P)));
-	P.h.n[1].frozen = true;
-	P.h.n[1].fault.blackhole = true;
+	target_gone(true);
 	return ref;
 }
 
@@ -573,8 +578,7 @@ test_stripe_read_outlives(void **state)
 	assert_int_equal(regions_live(0), 0);
 	h_rma_run_for(&P, 50);
 	assert_int_equal(s.calls, 1);
-	P.h.n[1].frozen = false;
-	P.h.n[1].fault.blackhole = false;
+	target_gone(false);
 }
 
 /* The same when the engine is destroyed first: the callback (-ECANCELED) comes with the
@@ -597,8 +601,7 @@ test_stripe_destroy_read_outlives(void **state)
 	assert_int_equal(s.calls, 1);
 	assert_int_equal(s.status, -ECANCELED);
 	assert_int_equal(regions_live(0), 0);
-	P.h.n[1].frozen = false;
-	P.h.n[1].fault.blackhole = false;
+	target_gone(false);
 }
 
 int

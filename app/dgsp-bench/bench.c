@@ -21,6 +21,7 @@
 #endif
 
 #include "amrma_dgsp.h"
+#include "bench_median.h"
 #include "amrma_xmem.h"
 
 #define STAGE (64 * 1024)
@@ -54,21 +55,6 @@ cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int
-cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmpd);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void
@@ -223,7 +209,7 @@ read_pattern_vs_span(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, 
 	}
 	free(pa);
 	free(pl);
-	return median(tp, reps) / median(ts, reps);
+	return bench_median(tp, reps) / bench_median(ts, reps);
 }
 
 /*
@@ -374,7 +360,7 @@ simple_vs_memcpy(const struct amrma_dgsp *p, uint8_t *disc, uint64_t count, bool
 		if ((o.how & 1) && bytes < AMRMA_DGSM_NT_DEFAULT)
 			continue;
 		time_vs_memcpy(simple_run, &o, pk, ref, bytes, NULL, NULL, rr);
-		x = median(rr, reps);
+		x = bench_median(rr, reps);
 		if (x > best)
 			best = x;
 	}
@@ -443,18 +429,18 @@ bench_dgsm(enum layout l, uint64_t c, uint64_t want)
 			tp[r] = t1 - t0;
 	}
 	{
-		double bm = (double)bytes / median(tm, 2 * reps);
-		double bg = (double)bytes / median(tg, reps);
-		double bs = (double)bytes / median(ts, reps);
-		double bp = (double)bytes / median(tp, reps);
+		double bm = (double)bytes / bench_median(tm, 2 * reps);
+		double bg = (double)bytes / bench_median(tg, reps);
+		double bs = (double)bytes / bench_median(ts, reps);
+		double bp = (double)bytes / bench_median(tp, reps);
 
 		emit("memcpy_gbps", bm, "GB/s", c, lname[l], bytes);
 		emit("gather_gbps", bg, "GB/s", c, lname[l], bytes);
 		emit("scatter_gbps", bs, "GB/s", c, lname[l], bytes);
 		emit("gather_mtu1500_gbps", bp, "GB/s", c, lname[l], bytes);
-		emit("gather_vs_memcpy", median(rg, reps), "ratio", c,
+		emit("gather_vs_memcpy", bench_median(rg, reps), "ratio", c,
 			lname[l], bytes);
-		emit("scatter_vs_memcpy", median(rs, reps), "ratio", c,
+		emit("scatter_vs_memcpy", bench_median(rs, reps), "ratio", c,
 			lname[l], bytes);
 	}
 	if (c >= 256) {
@@ -519,9 +505,9 @@ bench_inproc(uint64_t c, uint64_t want, enum layout wl)
 		tst[r] = t2 - t1;
 		rr[r] = (t2 - t1) / (t1 - t0);	/* paired, as in bench_dgsm */
 	}
-	dg = (double)bytes / median(td_, reps);
-	sg = (double)bytes / median(tst, reps);
-	ratio = median(rr, reps);
+	dg = (double)bytes / bench_median(td_, reps);
+	sg = (double)bytes / bench_median(tst, reps);
+	ratio = bench_median(rr, reps);
 	emit("direct_gbps", dg, "GB/s", c, iname[wl], bytes);
 	emit("staged_gbps", sg, "GB/s", c, iname[wl], bytes);
 	emit("direct_vs_staged", ratio, "ratio", c, iname[wl], bytes);
@@ -718,10 +704,10 @@ bench_xmem(struct xp *x, uint64_t c, uint64_t want, const uint64_t *sizes,
 			if (r >= 0)
 				tsg[r] = now_ns() - t0;
 		}
-		res[si].warm = (double)n / median(tw, reps);
-		res[si].cold = (double)n / median(tc, reps);
-		res[si].pvm = (double)n / median(tp, reps);
-		res[si].staged = (double)n / median(tsg, reps);
+		res[si].warm = (double)n / bench_median(tw, reps);
+		res[si].cold = (double)n / bench_median(tc, reps);
+		res[si].pvm = (double)n / bench_median(tp, reps);
+		res[si].staged = (double)n / bench_median(tsg, reps);
 		emit("xmem_memfd_gbps", res[si].warm, "GB/s", c, "xmem", n);
 		emit("xmem_memfd_cold_gbps", res[si].cold, "GB/s", c, "xmem", n);
 		emit("xmem_pvm_gbps", res[si].pvm, "GB/s", c, "xmem", n);

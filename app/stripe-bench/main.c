@@ -35,6 +35,7 @@
 #include "amrma_net.h"
 #include "amrma_reflect.h"
 #include "amrma_rma.h"
+#include "bench_median.h"
 #include "eal_rundir.h"
 
 #define NQ 2
@@ -303,24 +304,6 @@ check(uint64_t len, const char *what)
 	memset(B.dst, 0, len);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(const double *v, int n)
-{
-	double s[MAX_REPS];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 static void
 emit(const char *name, double value, const char *unit, uint64_t size, int reps)
 {
@@ -361,11 +344,11 @@ bench_size(uint64_t len, int reps)
 		rs[r] = g / s;
 		r1[r] = g / s1;
 	}
-	emit("get_us", median(tg, reps) / 1e3, "us", len, reps);
-	emit("stripe_us", median(ts, reps) / 1e3, "us", len, reps);
-	emit("stripe1_us", median(t1, reps) / 1e3, "us", len, reps);
-	emit("stripe_vs_get", median(rs, reps), "ratio", len, reps);
-	emit("stripe1_vs_get", median(r1, reps), "ratio", len, reps);
+	emit("get_us", bench_median(tg, reps) / 1e3, "us", len, reps);
+	emit("stripe_us", bench_median(ts, reps) / 1e3, "us", len, reps);
+	emit("stripe1_us", bench_median(t1, reps) / 1e3, "us", len, reps);
+	emit("stripe_vs_get", bench_median(rs, reps), "ratio", len, reps);
+	emit("stripe1_vs_get", bench_median(r1, reps), "ratio", len, reps);
 }
 
 static void

@@ -389,7 +389,8 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 			 */
 			const struct dgsp_hot *h = &m->prog->hot[f->pc];
 			uint32_t nrun = m->prog->run[f->pc], j = 0;
-			uint64_t base = f->base, moved = 0;
+			uint64_t base = f->base, moved = 0, pf_cur = 0;
+			const bool fill = !scatter && m->prog->dense[f->pc];
 
 			do {
 				uint64_t len = h[j].len;
@@ -399,16 +400,27 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 				a = base + (uint64_t)h[j].off;
 				if (!scatter && len >= DGSM_PF_MID_MIN &&
 				    len < DGSM_PF_MID_MAX &&
-				    j + DGSM_PF_MID_AHEAD < nrun)
+				    j + DGSM_PF_MID_AHEAD < nrun) {
 					/* as in chunks(); these blocks start anywhere */
-					prefetch_mid(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
-						     h[j + DGSM_PF_MID_AHEAD].len);
+					const struct dgsp_hot *pf = &h[j + DGSM_PF_MID_AHEAD];
+
+					if (fill)
+						prefetch_span(&pf_cur, base + (uint64_t)pf->off,
+							      pf->len);
+					else
+						prefetch_mid(base + (uint64_t)pf->off, pf->len);
+				}
 				else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
 					 j + DGSM_PF_W_AHEAD < nrun)
 					/* these scatters store through the cache: own the
 					 * lines before the stores reach them */
 					prefetch_w(base + (uint64_t)h[j + DGSM_PF_W_AHEAD].off,
 						   h[j + DGSM_PF_W_AHEAD].len);
+				else if (scatter && nt && len >= DGSM_SCATTER_NT_MIN &&
+					 j + DGSM_PF_ENDS_AHEAD < nrun)
+					/* streamed: only its partial lines are read */
+					prefetch_ends_w(base + (uint64_t)h[j + DGSM_PF_ENDS_AHEAD].off,
+							h[j + DGSM_PF_ENDS_AHEAD].len);
 				else if (len >= 512 && j + 2 < nrun && !(scatter && nt))
 					/* as in chunks(): two items ahead */
 					prefetch_head(base + (uint64_t)h[j + 2].off, h[j + 2].len);

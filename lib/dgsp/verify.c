@@ -76,8 +76,9 @@ dgsp_alloc(uint32_t n)
 	p->sub_of = calloc(n ? n : 1, sizeof(*p->sub_of));
 	p->hot = calloc(n ? n : 1, sizeof(*p->hot));
 	p->run = calloc(n ? n : 1, sizeof(*p->run));
+	p->dense = calloc(n ? n : 1, sizeof(*p->dense));
 	if (p->ins == NULL || p->sub_of == NULL || p->hot == NULL ||
-			p->run == NULL) {
+			p->run == NULL || p->dense == NULL) {
 		amrma_dgsp_free(p);
 		return NULL;
 	}
@@ -95,6 +96,7 @@ amrma_dgsp_free(struct amrma_dgsp *p)
 	free(p->sub_of);
 	free(p->hot);
 	free(p->run);
+	free(p->dense);
 	free(p);
 }
 
@@ -227,6 +229,36 @@ check_structure(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 	return AMRMA_DGSP_OK;
 }
 
+/*
+ * A run of COPYs is dense when the forward gaps a gather would read with it (each at
+ * most DGSM_GAP_FILL_MAX) are small against its data: see dgsm_gap_fill().
+ */
+static void
+mark_dense_run(struct amrma_dgsp *p, uint32_t start, uint32_t n)
+{
+	uint64_t data = 0, gaps = 0;
+	uint32_t i;
+	bool dense;
+
+	for (i = start; i < start + n; i++) {
+		const struct dgsp_hot *h = &p->hot[i];
+
+		data += h->len;
+		if (i + 1 < start + n) {
+			/* from the line after this block's end to the next one's first line;
+			 * unsigned: offsets come from the wire */
+			uint64_t end = ((uint64_t)h->off + h->len + 63) & ~UINT64_C(63);
+			uint64_t gap = ((uint64_t)p->hot[i + 1].off & ~UINT64_C(63)) - end;
+
+			if ((int64_t)gap > 0 && gap <= DGSM_GAP_FILL_MAX)
+				gaps += gap;
+		}
+	}
+	dense = dgsm_gap_fill(gaps, data);
+	for (i = start; i < start + n; i++)
+		p->dense[i] = dense;
+}
+
 enum amrma_dgsp_reason
 dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 {
@@ -246,6 +278,9 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 		p->run[i] = in->op != AMRMA_DGSP_COPY ? 0 :
 			1 + (i + 1 < p->ninsns ? p->run[i + 1] : 0);
 	}
+	for (i = 0; i < p->ninsns; i += p->run[i] ? p->run[i] : 1)
+		if (p->run[i] != 0)
+			mark_dense_run(p, i, p->run[i]);
 	/* Callees always follow callers: walk backwards, callees are done. */
 	for (s = p->nsubs; s-- > 0;) {
 		struct dgsp_sub *sb = &p->subs[s];

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "dgsp_priv.h"	/* dense[]: which COPY runs are gathered with their gaps */
 
 #define NTYPES 1500
 
@@ -126,6 +127,81 @@ test_big_chunks(void **state)
 	}
 }
 
+/*
+ * Blocks of n bytes, block i at i * gap_num * n / 2 plus a few bytes that vary: density
+ * 2 / gap_num. 1 when the compiled program marks its COPY runs dense (gathered with
+ * their gaps), 0 when not, -1 when it has no COPY run.
+ */
+static int
+indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num)
+{
+	struct amrma_dgsp_type *b, *t;
+	const struct amrma_dgsp *p;
+	int64_t *d = malloc(nb * sizeof(*d));
+	int dense = -1;
+	uint32_t i;
+
+	for (i = 0; i < nb; i++)
+		d[i] = (int64_t)(i * gap_num * n / 2 + (i * 37 % 16) * 4);
+	amrma_dgsp_type_basic(1, &b);
+	assert_int_equal(amrma_dgsp_type_hindexed_block(nb, n, d, b, &t), 0);
+	assert_int_equal(amrma_dgsp_type_commit(t), 0);
+	p = amrma_dgsp_type_program(t);
+	for (i = 0; i < p->ninsns; i++) {
+		if (p->run[i] == 0)
+			continue;
+		/* one decision for a whole run */
+		assert_true(dense < 0 || dense == p->dense[i]);
+		dense = p->dense[i];
+	}
+	amrma_dgsp_type_free(t);
+	amrma_dgsp_type_free(b);
+	free(d);
+	return dense;
+}
+
+/*
+ * Gathers of irregular 256 B - 1 KiB blocks at density >= 40 % prefetch the gaps too
+ * (COPY runs marked dense), and streaming scatters of blocks from 256 B prefetch their
+ * partial end lines: the decision, and the bytes moved on both sides of it, with and
+ * without streaming stores (check_pt), beside regular (MCOPY) chunks of the same shape.
+ */
+static void
+test_dense_chunks(void **state)
+{
+	static const uint64_t lens[] = { 256, 300, 512, 768, 1000 };
+	uint64_t rng = 0xde45e, gap_num;
+	unsigned int k;
+
+	(void)state;
+	assert_int_equal(indexed_dense(64, 512, 4), 1);	/* 1/2 */
+	assert_int_equal(indexed_dense(64, 512, 5), 1);	/* 2/5 */
+	assert_int_equal(indexed_dense(64, 512, 6), 0);	/* 1/3 */
+	assert_int_equal(indexed_dense(64, 512, 8), 0);	/* 1/4 */
+	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		for (gap_num = 3; gap_num <= 6; gap_num++) {
+			uint32_t nb = 97, i;
+			int64_t *d = malloc(nb * sizeof(*d));
+			/* 4-byte elements: the reference map holds one entry per element */
+			struct pt *b = pt_basic(4), *h, *v;
+
+			for (i = 0; i < nb; i++)
+				d[i] = (int64_t)(i * gap_num * lens[k] / 2 +
+						 rng_range(&rng, 0, 15) * 4);
+			h = pt_hindexed_block(nb, lens[k] / 4, d, b);
+			v = pt_hvector(nb, lens[k] / 4, (int64_t)(gap_num * lens[k] / 2), b);
+			assert_non_null(h);
+			assert_non_null(v);
+			check_pt(h, 2, &rng, false);
+			check_pt(v, 2, &rng, false);
+			pt_free(v);
+			pt_free(h);
+			pt_free(b);
+			free(d);
+		}
+	}
+}
+
 /* Large indexed lists go through binary search within one subroutine. */
 static void
 test_seek_indexed(void **state)
@@ -177,6 +253,7 @@ main(void)
 		cmocka_unit_test(test_random_nested),
 		cmocka_unit_test(test_random_deep),
 		cmocka_unit_test(test_big_chunks),
+		cmocka_unit_test(test_dense_chunks),
 		cmocka_unit_test(test_seek_sublinear),
 		cmocka_unit_test(test_seek_indexed),
 	};

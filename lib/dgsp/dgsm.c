@@ -390,7 +390,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 			const struct dgsp_hot *h = &m->prog->hot[f->pc];
 			uint32_t nrun = m->prog->run[f->pc], j = 0;
 			uint64_t base = f->base, moved = 0, pf_cur = 0;
-			const bool fill = !scatter && m->prog->dense[f->pc];
+			const bool fill = !scatter && nt && m->prog->dense[f->pc];
 
 			do {
 				uint64_t len = h[j].len;

@@ -223,13 +223,13 @@ prefetch_w(uint64_t a, uint64_t len)
 }
 
 /*
- * Gathers of irregular 256 B - 1 KiB blocks (runs of COPYs: indexed types) read the gaps
- * between them too when these add up to at most DGSM_GAP_FILL_NUM / DGSM_GAP_FILL_DEN
- * of the data (density >= 40 %), each gap at most DGSM_GAP_FILL_MAX: the memory system
- * fetches short gaps anyway, and a stream with holes keeps stopping the hardware
- * prefetcher where a contiguous one does not. Measured (32 MiB, blocks at 4-byte
- * offsets, ÷ memcpy, medians of 9-11 runs alternating with and without in one process,
- * without → with):
+ * Streaming gathers (activations from nt_threshold) of irregular 256 B - 1 KiB blocks
+ * (runs of COPYs: indexed types) read the gaps between them too when these add up to at
+ * most DGSM_GAP_FILL_NUM / DGSM_GAP_FILL_DEN of the data (density >= 40 %), each gap at
+ * most DGSM_GAP_FILL_MAX: the memory system fetches short gaps from DRAM anyway, and a
+ * stream with holes keeps stopping the hardware prefetcher where a contiguous one does
+ * not. Measured (32 MiB, blocks at 4-byte offsets, ÷ memcpy, medians of 9-11 runs
+ * alternating with and without in one process, without → with):
  * - density 1/2: 256 B 0.66-0.72 → 0.77-0.89, 512 B 0.60-0.66 → 0.83-0.92,
  *   768 B 0.71-0.73 → 0.82-0.91;
  * - density 2/5: 256 B 0.51 → 0.68, 512 B 0.69 → 0.75, 768 B 0.68 → 0.68;
@@ -237,6 +237,8 @@ prefetch_w(uint64_t a, uint64_t len)
  *   (0.48-0.63 → 0.45-0.49); 1 KiB blocks at 1/2: slower (0.70 → 0.60-0.65).
  * Filling some gaps of a run and not others was slower than either (density 1/2,
  * 512 B: 0.56-0.62), hence one decision per run of COPYs (dgsp->dense).
+ * Not from cache: 1 MiB gathers (density 1/2, 3 runs of each binary) went 512 B
+ * 0.76-0.80 → 0.62-0.64 and 768 B 0.73-0.76 → 0.55-0.56 with it.
  * Not for regular chunks (MCOPY): strided gathers gained at 512-768 B (0.79-0.83 →
  * 0.86-0.91) but lost at 256 B (0.91 → 0.82), and every way of adding that loop slowed
  * the 1 KiB strided gathers next to it to 0.87-0.96 (6 sets of 12 pairs of runs);

@@ -390,26 +390,32 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 			const struct dgsp_hot *h = &m->prog->hot[f->pc];
 			uint32_t nrun = m->prog->run[f->pc], j = 0;
 			uint64_t base = f->base, moved = 0, pf_cur = 0;
-			const bool fill = !scatter && nt && m->prog->dense[f->pc];
+			const enum dgsm_fill fill = !scatter && nt ? m->prog->dense[f->pc] :
+						    DGSM_FILL_NONE;
 
 			do {
 				uint64_t len = h[j].len;
 
 				if (len > left)
 					break;
-				a = base + (uint64_t)h[j].off;
-				if (!scatter && len >= DGSM_PF_MID_MIN &&
-				    len < DGSM_PF_MID_MAX &&
-				    j + DGSM_PF_MID_AHEAD < nrun) {
-					/* as in chunks(); these blocks start anywhere */
-					const struct dgsp_hot *pf = &h[j + DGSM_PF_MID_AHEAD];
+				const bool fill_blk = len >= DGSM_PF_MID_MIN &&
+					(len < DGSM_PF_MID_MAX ? fill != DGSM_FILL_NONE :
+					 fill == DGSM_FILL_ALL && len <= DGSM_GAP_FILL_LEN_MAX);
 
-					if (fill)
-						prefetch_span(&pf_cur, base + (uint64_t)pf->off,
-							      pf->len);
-					else
-						prefetch_mid(base + (uint64_t)pf->off, pf->len);
-				}
+				a = base + (uint64_t)h[j].off;
+				if (fill_blk) {
+					const uint32_t ahead = len < DGSM_PF_MID_MAX ?
+						DGSM_PF_MID_AHEAD : DGSM_GAP_FILL_LONG_AHEAD;
+
+					if (j + ahead < nrun)
+						prefetch_span(&pf_cur, base + (uint64_t)h[j + ahead].off,
+							      h[j + ahead].len);
+				} else if (!scatter && len >= DGSM_PF_MID_MIN &&
+					   len < DGSM_PF_MID_MAX &&
+					   j + DGSM_PF_MID_AHEAD < nrun)
+					/* as in chunks(); these blocks start anywhere */
+					prefetch_mid(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
+						     h[j + DGSM_PF_MID_AHEAD].len);
 				else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
 					 j + DGSM_PF_W_AHEAD < nrun)
 					/* these scatters store through the cache: own the
@@ -430,7 +436,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 				else
 					copy_dir(a, c, len, scatter, nt &&
 						 (scatter ? len >= DGSM_SCATTER_NT_MIN :
-						  len < DGSM_RUN_MEMCPY_MIN ||
+						  fill_blk || len < DGSM_RUN_MEMCPY_MIN ||
 						  len >= (dgsm_avx2 ? DGSM_RUN_MEMCPY_MAX_AVX2 :
 							  DGSM_RUN_MEMCPY_MAX)));
 				c += len;

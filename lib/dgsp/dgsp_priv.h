@@ -85,7 +85,7 @@ struct amrma_dgsp {
 	struct dgsp_ins *ins;
 	struct dgsp_hot *hot;	/* per instruction: COPY off/len */
 	uint32_t *run;		/* COPYs in a row starting here (0: not COPY) */
-	uint8_t *dense;		/* per COPY: its run is read with its gaps, see dgsp_dense_run */
+	uint8_t *dense;		/* per COPY: enum dgsm_fill of its run (mark_dense_run) */
 	struct dgsp_sub *subs;
 	uint32_t *sub_of;	/* instruction -> subroutine */
 	int64_t lb, extent;
@@ -234,7 +234,11 @@ prefetch_w(uint64_t a, uint64_t len)
  *   768 B 0.71-0.73 → 0.82-0.91;
  * - density 2/5: 256 B 0.51 → 0.68, 512 B 0.69 → 0.75, 768 B 0.68 → 0.68;
  * - density 1/3: mixed (256 B 0.50 → 0.59, 768 B 0.65 → 0.60); 1/4: slower
- *   (0.48-0.63 → 0.45-0.49); 1 KiB blocks at 1/2: slower (0.70 → 0.60-0.65).
+ *   (0.48-0.63 → 0.45-0.49).
+ * 1-2 KiB blocks gain only with streaming stores (not memcpy, as without the fill) and
+ * from density 1/2, 16 blocks ahead: 1 KiB 0.71-0.77 → 0.80-0.81 (8 blocks ahead:
+ * 0.64-0.66 with memcpy, 0.76-0.79 streaming), 2 KiB 0.71 → 0.83-0.89; at density 2/5
+ * they lose (1 KiB 0.71-0.74 → 0.68-0.69, 2 KiB 0.72 → 0.69-0.70).
  * Filling some gaps of a run and not others was slower than either (density 1/2,
  * 512 B: 0.56-0.62), hence one decision per run of COPYs (dgsp->dense).
  * Not from cache: 1 MiB gathers (density 1/2, 3 runs of each binary) went 512 B
@@ -247,12 +251,24 @@ prefetch_w(uint64_t a, uint64_t len)
 #define DGSM_GAP_FILL_NUM 3
 #define DGSM_GAP_FILL_DEN 2
 #define DGSM_GAP_FILL_MAX 4096
+/* 1-2 KiB blocks: from density 1/2 only, DGSM_GAP_FILL_LONG_AHEAD blocks ahead */
+#define DGSM_GAP_FILL_LEN_MAX 2048
+#define DGSM_GAP_FILL_LONG_AHEAD 16
 
-/* Whether gaps of gap_sum bytes between chunks holding data_sum bytes get read too. */
-static inline bool
+/* How densely gaps of gap_sum bytes between chunks holding data_sum bytes are read. */
+enum dgsm_fill {
+	DGSM_FILL_NONE,
+	DGSM_FILL_SHORT,	/* density >= 2/5: chunks under DGSM_PF_MID_MAX */
+	DGSM_FILL_ALL,		/* density >= 1/2: up to DGSM_GAP_FILL_LEN_MAX as well */
+};
+
+static inline enum dgsm_fill
 dgsm_gap_fill(uint64_t gap_sum, uint64_t data_sum)
 {
-	return gap_sum / DGSM_GAP_FILL_NUM <= data_sum / DGSM_GAP_FILL_DEN;
+	if (gap_sum <= data_sum)
+		return DGSM_FILL_ALL;
+	return gap_sum / DGSM_GAP_FILL_NUM <= data_sum / DGSM_GAP_FILL_DEN ?
+	       DGSM_FILL_SHORT : DGSM_FILL_NONE;
 }
 
 /*

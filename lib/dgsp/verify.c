@@ -230,15 +230,15 @@ check_structure(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 }
 
 /*
- * A run of COPYs is dense when the forward gaps a gather would read with it (each at
- * most DGSM_GAP_FILL_MAX) are small against its data: see dgsm_gap_fill().
+ * How densely a gather reads a run of COPYs, from the forward gaps it would read with
+ * it (each at most DGSM_GAP_FILL_MAX) against its data: see dgsm_gap_fill().
  */
 static void
 mark_dense_run(struct amrma_dgsp *p, uint32_t start, uint32_t n)
 {
 	uint64_t data = 0, gaps = 0;
+	uint8_t dense;
 	uint32_t i;
-	bool dense;
 
 	for (i = start; i < start + n; i++) {
 		const struct dgsp_hot *h = &p->hot[i];
@@ -254,7 +254,7 @@ mark_dense_run(struct amrma_dgsp *p, uint32_t start, uint32_t n)
 				gaps += gap;
 		}
 	}
-	dense = dgsm_gap_fill(gaps, data);
+	dense = (uint8_t)dgsm_gap_fill(gaps, data);
 	for (i = start; i < start + n; i++)
 		p->dense[i] = dense;
 }

@@ -129,8 +129,8 @@ test_big_chunks(void **state)
 
 /*
  * Blocks of n bytes, block i at i * gap_num * n / 2 plus a few bytes that vary: density
- * 2 / gap_num. 1 when the compiled program marks its COPY runs dense (gathered with
- * their gaps), 0 when not, -1 when it has no COPY run.
+ * 2 / gap_num. How densely the compiled program's COPY runs are gathered (enum
+ * dgsm_fill, one value for a whole run), -1 when it has no COPY run.
  */
 static int
 indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num)
@@ -161,26 +161,27 @@ indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num)
 }
 
 /*
- * Gathers of irregular 256 B - 1 KiB blocks at density >= 40 % prefetch the gaps too
- * (COPY runs marked dense), and streaming scatters of blocks from 256 B prefetch their
+ * Streaming gathers of irregular 256 B - 2 KiB blocks at density >= 40 % (from 1 KiB:
+ * 50 %) prefetch the gaps too (COPY runs marked dense), and streaming scatters of blocks from 256 B prefetch their
  * partial end lines: the decision, and the bytes moved on both sides of it, with and
  * without streaming stores (check_pt), beside regular (MCOPY) chunks of the same shape.
  */
 static void
 test_dense_chunks(void **state)
 {
-	static const uint64_t lens[] = { 256, 300, 512, 768, 1000 };
+	static const uint64_t lens[] = { 256, 300, 512, 768, 1000, 1024, 2048, 2100 };
 	uint64_t rng = 0xde45e, gap_num;
 	unsigned int k;
 
 	(void)state;
-	assert_int_equal(indexed_dense(64, 512, 4), 1);	/* 1/2 */
-	assert_int_equal(indexed_dense(64, 512, 5), 1);	/* 2/5 */
-	assert_int_equal(indexed_dense(64, 512, 6), 0);	/* 1/3 */
-	assert_int_equal(indexed_dense(64, 512, 8), 0);	/* 1/4 */
+	assert_int_equal(indexed_dense(64, 512, 4), DGSM_FILL_ALL);	/* 1/2 */
+	assert_int_equal(indexed_dense(64, 512, 5), DGSM_FILL_SHORT);	/* 2/5 */
+	assert_int_equal(indexed_dense(64, 512, 6), DGSM_FILL_NONE);	/* 1/3 */
+	assert_int_equal(indexed_dense(64, 512, 8), DGSM_FILL_NONE);	/* 1/4 */
 	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 		for (gap_num = 3; gap_num <= 6; gap_num++) {
-			uint32_t nb = 97, i;
+			/* the reference map holds at most REF_MAX_ENTRIES elements */
+			uint32_t nb = lens[k] <= 1024 ? 97 : 60, i;
 			int64_t *d = malloc(nb * sizeof(*d));
 			/* 4-byte elements: the reference map holds one entry per element */
 			struct pt *b = pt_basic(4), *h, *v;

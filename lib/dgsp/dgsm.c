@@ -405,7 +405,9 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 				a = base + (uint64_t)h[j].off;
 				if (fill_blk) {
 					const uint32_t ahead = len < DGSM_PF_MID_MAX ?
-						DGSM_PF_MID_AHEAD : DGSM_GAP_FILL_LONG_AHEAD;
+						DGSM_PF_MID_AHEAD :
+						DGSM_GAP_FILL_SPAN / len > DGSM_GAP_FILL_AHEAD_MAX ?
+						DGSM_GAP_FILL_AHEAD_MAX : (uint32_t)(DGSM_GAP_FILL_SPAN / len);
 
 					if (j + ahead < nrun)
 						prefetch_span(&pf_cur, base + (uint64_t)h[j + ahead].off,

@@ -235,10 +235,13 @@ prefetch_w(uint64_t a, uint64_t len)
  * - density 2/5: 256 B 0.51 → 0.68, 512 B 0.69 → 0.75, 768 B 0.68 → 0.68;
  * - density 1/3: mixed (256 B 0.50 → 0.59, 768 B 0.65 → 0.60); 1/4: slower
  *   (0.48-0.63 → 0.45-0.49).
- * 1-2 KiB blocks gain only with streaming stores (not memcpy, as without the fill) and
- * from density 1/2, 16 blocks ahead: 1 KiB 0.71-0.77 → 0.80-0.81 (8 blocks ahead:
- * 0.64-0.66 with memcpy, 0.76-0.79 streaming), 2 KiB 0.71 → 0.83-0.89; at density 2/5
- * they lose (1 KiB 0.71-0.74 → 0.68-0.69, 2 KiB 0.72 → 0.69-0.70).
+ * 1-4 KiB blocks gain only with streaming stores (not memcpy, as without the fill), from
+ * density 1/2, about DGSM_GAP_FILL_SPAN ahead (at most 16 blocks), and with every gap of
+ * a run read (up to dgsm_gap_cap(): 2 blocks' worth for 4 KiB ones): 1 KiB 0.71-0.77 →
+ * 0.80-0.81 (8 blocks ahead: 0.64-0.66 with memcpy, 0.76-0.79 streaming), 2 KiB 0.71 →
+ * 0.83-0.93, 4 KiB 0.72 → 0.84-0.91 (gaps only up to 4 KiB read: 0.65-0.68); at density
+ * 2/5 they lose (1 KiB 0.71-0.74 → 0.68-0.69, 2 KiB 0.72 → 0.69-0.70), and 8-16 KiB
+ * blocks lose at 1/2 (0.83-0.91 → 0.68-0.74).
  * Filling some gaps of a run and not others was slower than either (density 1/2,
  * 512 B: 0.56-0.62), hence one decision per run of COPYs (dgsp->dense).
  * Not from cache: 1 MiB gathers (density 1/2, 3 runs of each binary) went 512 B
@@ -251,9 +254,19 @@ prefetch_w(uint64_t a, uint64_t len)
 #define DGSM_GAP_FILL_NUM 3
 #define DGSM_GAP_FILL_DEN 2
 #define DGSM_GAP_FILL_MAX 4096
-/* 1-2 KiB blocks: from density 1/2 only, DGSM_GAP_FILL_LONG_AHEAD blocks ahead */
-#define DGSM_GAP_FILL_LEN_MAX 2048
-#define DGSM_GAP_FILL_LONG_AHEAD 16
+/* 1-4 KiB blocks: from density 1/2 only, DGSM_GAP_FILL_SPAN of data ahead */
+#define DGSM_GAP_FILL_LEN_MAX 4096
+#define DGSM_GAP_FILL_SPAN 32768
+#define DGSM_GAP_FILL_AHEAD_MAX 16
+/* a run with more than one unread gap in this many blocks is scattered, not dense */
+#define DGSM_GAP_UNREAD_MAX 8
+
+/* The longest gap before a block of len bytes that is read with it. */
+static inline uint64_t
+dgsm_gap_cap(uint64_t len)
+{
+	return len > DGSM_GAP_FILL_MAX / 2 ? 2 * len : DGSM_GAP_FILL_MAX;
+}
 
 /* How densely gaps of gap_sum bytes between chunks holding data_sum bytes are read. */
 enum dgsm_fill {
@@ -273,7 +286,7 @@ dgsm_gap_fill(uint64_t gap_sum, uint64_t data_sum)
 
 /*
  * Prefetch every line from *cur up to the end of [a, a + len): the block and, when
- * *cur is at most DGSM_GAP_FILL_MAX before it, the gap up to it. *cur moves past the
+ * *cur is at most dgsm_gap_cap(len) before it, the gap up to it. *cur moves past the
  * block's last line.
  */
 static inline void
@@ -281,7 +294,7 @@ prefetch_span(uint64_t *cur, uint64_t a, uint64_t len)
 {
 	uint64_t pa = a & ~UINT64_C(63), end = a + len;
 
-	if (*cur < pa && pa - *cur <= DGSM_GAP_FILL_MAX)
+	if (*cur < pa && pa - *cur <= dgsm_gap_cap(len))
 		pa = *cur;
 	for (; pa < end; pa += 64)
 		__builtin_prefetch((const char *)(uintptr_t)pa);

@@ -230,15 +230,17 @@ check_structure(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 }
 
 /*
- * How densely a gather reads a run of COPYs, from the forward gaps it would read with
- * it (each at most DGSM_GAP_FILL_MAX) against its data: see dgsm_gap_fill().
+ * How densely a gather reads a run of COPYs: the forward gaps it would read with it
+ * (each at most dgsm_gap_cap() of the block after it) against its data, see
+ * dgsm_gap_fill(). A run where more than one gap in DGSM_GAP_UNREAD_MAX is not read
+ * (longer, or backwards) is not read densely at all: a scattered layout.
  */
 static void
 mark_dense_run(struct amrma_dgsp *p, uint32_t start, uint32_t n)
 {
 	uint64_t data = 0, gaps = 0;
+	uint32_t i, unread = 0;
 	uint8_t dense;
-	uint32_t i;
 
 	for (i = start; i < start + n; i++) {
 		const struct dgsp_hot *h = &p->hot[i];
@@ -250,11 +252,19 @@ mark_dense_run(struct amrma_dgsp *p, uint32_t start, uint32_t n)
 			uint64_t end = ((uint64_t)h->off + h->len + 63) & ~UINT64_C(63);
 			uint64_t gap = ((uint64_t)p->hot[i + 1].off & ~UINT64_C(63)) - end;
 
-			if ((int64_t)gap > 0 && gap <= DGSM_GAP_FILL_MAX)
+			if ((int64_t)gap < -64)
+				unread++;	/* backwards */
+			else if ((int64_t)gap <= 0)
+				continue;	/* the next block starts in this one's last line */
+			else if (gap <= dgsm_gap_cap(p->hot[i + 1].len))
 				gaps += gap;
+			else
+				unread++;
 		}
 	}
 	dense = (uint8_t)dgsm_gap_fill(gaps, data);
+	if ((uint64_t)unread * DGSM_GAP_UNREAD_MAX > n)
+		dense = DGSM_FILL_NONE;
 	for (i = start; i < start + n; i++)
 		p->dense[i] = dense;
 }

@@ -128,21 +128,17 @@ test_big_chunks(void **state)
 }
 
 /*
- * Blocks of n bytes, block i at i * gap_num * n / 2 plus a few bytes that vary: density
- * 2 / gap_num. How densely the compiled program's COPY runs are gathered (enum
- * dgsm_fill, one value for a whole run), -1 when it has no COPY run.
+ * How densely the program of nb blocks of n bytes at byte displacements d is gathered
+ * (enum dgsm_fill, one value for a whole run of COPYs), -1 when it has no COPY run.
  */
 static int
-indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num)
+dense_of(const int64_t *d, uint32_t nb, uint64_t n)
 {
 	struct amrma_dgsp_type *b, *t;
 	const struct amrma_dgsp *p;
-	int64_t *d = malloc(nb * sizeof(*d));
 	int dense = -1;
 	uint32_t i;
 
-	for (i = 0; i < nb; i++)
-		d[i] = (int64_t)(i * gap_num * n / 2 + (i * 37 % 16) * 4);
 	amrma_dgsp_type_basic(1, &b);
 	assert_int_equal(amrma_dgsp_type_hindexed_block(nb, n, d, b, &t), 0);
 	assert_int_equal(amrma_dgsp_type_commit(t), 0);
@@ -150,18 +146,35 @@ indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num)
 	for (i = 0; i < p->ninsns; i++) {
 		if (p->run[i] == 0)
 			continue;
-		/* one decision for a whole run */
 		assert_true(dense < 0 || dense == p->dense[i]);
 		dense = p->dense[i];
 	}
 	amrma_dgsp_type_free(t);
 	amrma_dgsp_type_free(b);
+	return dense;
+}
+
+/*
+ * Block i at i * gap_num * n / 2 plus a few bytes that vary (density 2 / gap_num), and
+ * with jump_every != 0 a jump of 1 MiB before every jump_every-th block.
+ */
+static int
+indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num, uint32_t jump_every)
+{
+	int64_t *d = malloc(nb * sizeof(*d));
+	uint32_t i;
+	int dense;
+
+	for (i = 0; i < nb; i++)
+		d[i] = (int64_t)(i * gap_num * n / 2 + (i * 37 % 16) * 4 +
+				 (jump_every ? i / jump_every * (1u << 20) : 0));
+	dense = dense_of(d, nb, n);
 	free(d);
 	return dense;
 }
 
 /*
- * Streaming gathers of irregular 256 B - 2 KiB blocks at density >= 40 % (from 1 KiB:
+ * Streaming gathers of irregular 256 B - 4 KiB blocks at density >= 40 % (from 1 KiB:
  * 50 %) prefetch the gaps too (COPY runs marked dense), and streaming scatters of blocks from 256 B prefetch their
  * partial end lines: the decision, and the bytes moved on both sides of it, with and
  * without streaming stores (check_pt), beside regular (MCOPY) chunks of the same shape.
@@ -169,19 +182,36 @@ indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num)
 static void
 test_dense_chunks(void **state)
 {
-	static const uint64_t lens[] = { 256, 300, 512, 768, 1000, 1024, 2048, 2100 };
+	static const uint64_t lens[] = { 256, 300, 512, 768, 1000, 1024, 2048, 2100, 4096, 5000 };
 	uint64_t rng = 0xde45e, gap_num;
 	unsigned int k;
+	int64_t tight[64];
+	uint32_t i;
 
 	(void)state;
-	assert_int_equal(indexed_dense(64, 512, 4), DGSM_FILL_ALL);	/* 1/2 */
-	assert_int_equal(indexed_dense(64, 512, 5), DGSM_FILL_SHORT);	/* 2/5 */
-	assert_int_equal(indexed_dense(64, 512, 6), DGSM_FILL_NONE);	/* 1/3 */
-	assert_int_equal(indexed_dense(64, 512, 8), DGSM_FILL_NONE);	/* 1/4 */
+	assert_int_equal(indexed_dense(64, 512, 4, 0), DGSM_FILL_ALL);	/* 1/2 */
+	assert_int_equal(indexed_dense(64, 512, 5, 0), DGSM_FILL_SHORT);	/* 2/5 */
+	assert_int_equal(indexed_dense(64, 512, 6, 0), DGSM_FILL_NONE);	/* 1/3 */
+	assert_int_equal(indexed_dense(64, 512, 8, 0), DGSM_FILL_NONE);	/* 1/4 */
+	/* 4 KiB blocks, gaps of 4 KiB: read up to two blocks' worth */
+	assert_int_equal(indexed_dense(64, 4096, 4, 0), DGSM_FILL_ALL);
+	/* gaps too long to read: a scattered layout, not a dense one */
+	assert_int_equal(indexed_dense(64, 4096, 8, 0), DGSM_FILL_NONE);
+	assert_int_equal(indexed_dense(64, 256, 40, 0), DGSM_FILL_NONE);
+	/* a jump now and then (planes of a subarray) leaves it dense; often, not */
+	assert_int_equal(indexed_dense(64, 512, 4, 16), DGSM_FILL_ALL);
+	assert_int_equal(indexed_dense(64, 512, 4, 4), DGSM_FILL_NONE);
+	/* gaps shorter than a line, and blocks in reverse order */
+	for (i = 0; i < 64; i++)
+		tight[i] = (int64_t)i * (256 + 32);
+	assert_int_equal(dense_of(tight, 64, 256), DGSM_FILL_ALL);
+	for (i = 0; i < 64; i++)
+		tight[i] = (int64_t)(63 - i) * 1024;
+	assert_int_equal(dense_of(tight, 64, 512), DGSM_FILL_NONE);
 	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 		for (gap_num = 3; gap_num <= 6; gap_num++) {
 			/* the reference map holds at most REF_MAX_ENTRIES elements */
-			uint32_t nb = lens[k] <= 1024 ? 97 : 60, i;
+			uint32_t nb = lens[k] <= 1024 ? 97 : lens[k] <= 2100 ? 60 : 25, i;
 			int64_t *d = malloc(nb * sizeof(*d));
 			/* 4-byte elements: the reference map holds one entry per element */
 			struct pt *b = pt_basic(4), *h, *v;

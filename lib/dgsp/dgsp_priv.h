@@ -223,33 +223,16 @@ prefetch_w(uint64_t a, uint64_t len)
 }
 
 /*
- * Streaming gathers (activations from nt_threshold) of irregular 256 B - 1 KiB blocks
- * (runs of COPYs: indexed types) read the gaps between them too when these add up to at
- * most DGSM_GAP_FILL_NUM / DGSM_GAP_FILL_DEN of the data (density >= 40 %), each gap at
- * most DGSM_GAP_FILL_MAX: the memory system fetches short gaps from DRAM anyway, and a
- * stream with holes keeps stopping the hardware prefetcher where a contiguous one does
- * not. Measured (32 MiB, blocks at 4-byte offsets, ÷ memcpy, medians of 9-11 runs
- * alternating with and without in one process, without → with):
- * - density 1/2: 256 B 0.66-0.72 → 0.77-0.89, 512 B 0.60-0.66 → 0.83-0.92,
- *   768 B 0.71-0.73 → 0.82-0.91;
- * - density 2/5: 256 B 0.51 → 0.68, 512 B 0.69 → 0.75, 768 B 0.68 → 0.68;
- * - density 1/3: mixed (256 B 0.50 → 0.59, 768 B 0.65 → 0.60); 1/4: slower
- *   (0.48-0.63 → 0.45-0.49).
- * 1-4 KiB blocks gain only with streaming stores (not memcpy, as without the fill), from
- * density 1/2, about DGSM_GAP_FILL_SPAN ahead (at most 16 blocks), and with every gap of
- * a run read (up to dgsm_gap_cap(): 2 blocks' worth for 4 KiB ones): 1 KiB 0.71-0.77 →
- * 0.80-0.81 (8 blocks ahead: 0.64-0.66 with memcpy, 0.76-0.79 streaming), 2 KiB 0.71 →
- * 0.83-0.93, 4 KiB 0.72 → 0.84-0.91 (gaps only up to 4 KiB read: 0.65-0.68); at density
- * 2/5 they lose (1 KiB 0.71-0.74 → 0.68-0.69, 2 KiB 0.72 → 0.69-0.70), and 8-16 KiB
- * blocks lose at 1/2 (0.83-0.91 → 0.68-0.74).
- * Filling some gaps of a run and not others was slower than either (density 1/2,
- * 512 B: 0.56-0.62), hence one decision per run of COPYs (dgsp->dense).
- * Not from cache: 1 MiB gathers (density 1/2, 3 runs of each binary) went 512 B
- * 0.76-0.80 → 0.62-0.64 and 768 B 0.73-0.76 → 0.55-0.56 with it.
- * Not for regular chunks (MCOPY): strided gathers gained at 512-768 B (0.79-0.83 →
- * 0.86-0.91) but lost at 256 B (0.91 → 0.82), and every way of adding that loop slowed
- * the 1 KiB strided gathers next to it to 0.87-0.96 (6 sets of 12 pairs of runs);
- * strided layouts meet 0.7 without it.
+ * Streaming gathers (activations from nt_threshold) of irregular blocks (runs of COPYs:
+ * indexed types) read the gaps between them too when the run is dense (dgsp->dense,
+ * enum dgsm_fill): the memory system fetches short gaps from DRAM anyway, and a stream
+ * with holes keeps stopping the hardware prefetcher where a contiguous one does not.
+ * Measured (docs/dgsp.md 8.1, session 25; indexed, 32 MiB, ÷ memcpy): 512 B 0.64 →
+ * 0.86, 2 KiB 0.68 → 0.85, 4 KiB 0.67 → 0.80. What bounds it, each measured slower
+ * outside: blocks of 256 B - 1 KiB from density 2/5 (the gaps at most 1.5 times the
+ * data), 1-4 KiB from density 1/2 and streamed, never above 4 KiB; every gap of a run
+ * read or none (hence one decision per run, and a cap that grows with the block); not
+ * from cache (no streaming); not for regular chunks (MCOPY).
  */
 #define DGSM_GAP_FILL_NUM 3
 #define DGSM_GAP_FILL_DEN 2

@@ -395,19 +395,14 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 
 			do {
 				uint64_t len = h[j].len;
+				bool fill_blk;
 
 				if (len > left)
 					break;
-				const bool fill_blk = len >= DGSM_PF_MID_MIN &&
-					(len < DGSM_PF_MID_MAX ? fill != DGSM_FILL_NONE :
-					 fill == DGSM_FILL_ALL && len <= DGSM_GAP_FILL_LEN_MAX);
-
+				fill_blk = dgsm_fill_block(fill, len);
 				a = base + (uint64_t)h[j].off;
 				if (fill_blk) {
-					const uint32_t ahead = len < DGSM_PF_MID_MAX ?
-						DGSM_PF_MID_AHEAD :
-						DGSM_GAP_FILL_SPAN / len > DGSM_GAP_FILL_AHEAD_MAX ?
-						DGSM_GAP_FILL_AHEAD_MAX : (uint32_t)(DGSM_GAP_FILL_SPAN / len);
+					const uint32_t ahead = dgsm_fill_ahead(len);
 
 					if (j + ahead < nrun)
 						prefetch_span(&pf_cur, base + (uint64_t)h[j + ahead].off,

@@ -267,6 +267,27 @@ dgsm_gap_fill(uint64_t gap_sum, uint64_t data_sum)
 	       DGSM_FILL_SHORT : DGSM_FILL_NONE;
 }
 
+/* Whether a gather reading a run of this fill reads the gap before a block of len bytes. */
+static inline bool
+dgsm_fill_block(enum dgsm_fill fill, uint64_t len)
+{
+	if (len < DGSM_PF_MID_MIN)
+		return false;
+	if (len < DGSM_PF_MID_MAX)
+		return fill != DGSM_FILL_NONE;
+	return fill == DGSM_FILL_ALL && len <= DGSM_GAP_FILL_LEN_MAX;
+}
+
+/* How many blocks of len bytes ahead such a gather prefetches. */
+static inline uint32_t
+dgsm_fill_ahead(uint64_t len)
+{
+	if (len < DGSM_PF_MID_MAX)
+		return DGSM_PF_MID_AHEAD;
+	return DGSM_GAP_FILL_SPAN / len > DGSM_GAP_FILL_AHEAD_MAX ?
+	       DGSM_GAP_FILL_AHEAD_MAX : (uint32_t)(DGSM_GAP_FILL_SPAN / len);
+}
+
 /*
  * Prefetch every line from *cur up to the end of [a, a + len): the block and, when
  * *cur is at most dgsm_gap_cap(len) before it, the gap up to it. *cur moves past the

@@ -285,6 +285,8 @@ struct amrma_dgsm {
 	 * activations never do. Set by init to AMRMA_DGSM_NT_DEFAULT.
 	 */
 	uint64_t nt_threshold;
+	/** gathers of dense runs: source prefetched up to here (init and seek clear it) */
+	uint64_t pf_cur;
 	struct amrma_dgsm_frame f[AMRMA_DGSP_MAX_DEPTH];
 };
 

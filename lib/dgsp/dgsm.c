@@ -83,6 +83,7 @@ amrma_dgsm_init_addr(struct amrma_dgsm *m, const struct amrma_dgsp *p,
 	m->k = 0;
 	m->done = 0;
 	m->nt_threshold = AMRMA_DGSM_NT_DEFAULT;
+	m->pf_cur = 0;
 	dgsm_frame_main(m);
 	return 0;
 }
@@ -131,6 +132,7 @@ amrma_dgsm_seek(struct amrma_dgsm *m, uint64_t off)
 	m->pos = off;
 	m->k = 0;
 	m->done = 0;
+	m->pf_cur = 0;
 	if (off == m->total) {
 		/* End state: nothing left, no frame is ever consulted. */
 		m->elem = m->count;
@@ -389,9 +391,10 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 			 */
 			const struct dgsp_hot *h = &m->prog->hot[f->pc];
 			uint32_t nrun = m->prog->run[f->pc], j = 0;
-			uint64_t base = f->base, moved = 0, pf_cur = 0;
-			const enum dgsm_fill fill = !scatter && nt ? m->prog->dense[f->pc] :
-						    DGSM_FILL_NONE;
+			uint64_t base = f->base, moved = 0, pf_cur = m->pf_cur;
+			/* from DRAM: a streaming activation, or packets of a transfer as big */
+			const enum dgsm_fill fill = !scatter && (nt || m->total >= m->nt_threshold) ?
+						    m->prog->dense[f->pc] : DGSM_FILL_NONE;
 
 			do {
 				uint64_t len = h[j].len;
@@ -399,7 +402,9 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 
 				if (len > left)
 					break;
-				fill_blk = dgsm_fill_block(fill, len);
+				/* 1-4 KiB blocks gain only with streaming stores */
+				fill_blk = dgsm_fill_block(fill, len) &&
+					   (nt || len < DGSM_PF_MID_MAX);
 				a = base + (uint64_t)h[j].off;
 				if (fill_blk) {
 					const uint32_t ahead = dgsm_fill_ahead(len);
@@ -440,6 +445,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 				moved += len;
 				left -= len;
 			} while (++j < nrun);
+			m->pf_cur = pf_cur;
 			m->pos += moved;
 			f->pc += j;
 			continue;

@@ -174,6 +174,69 @@ indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num, uint32_t jump_every)
 }
 
 /*
+ * Packets (not streaming) of a transfer at least nt_threshold big read the gaps of dense
+ * runs too, carrying the prefetch position from one activation to the next: packets in
+ * order, of odd sizes, and out of order (gather_at) all give the bytes of one gather.
+ */
+static void
+check_packets(uint32_t nb, uint64_t n, uint64_t gap_num)
+{
+	struct amrma_dgsp_type *b, *t;
+	const struct amrma_dgsp *p;
+	struct amrma_dgsm m;
+	int64_t *d = malloc(nb * sizeof(*d));
+	uint64_t span = nb * gap_num * n / 2 + n + 64, total, off, i;
+	uint8_t *buf = malloc(span), *whole, *pk;
+	uint64_t rng = 0x9ac4e7 + n;
+
+	for (i = 0; i < nb; i++)
+		d[i] = (int64_t)(i * gap_num * n / 2 + (i * 37 % 16) * 4);
+	for (i = 0; i < span; i++)
+		buf[i] = (uint8_t)(i * 131 + (i >> 8));
+	amrma_dgsp_type_basic(1, &b);
+	assert_int_equal(amrma_dgsp_type_hindexed_block(nb, n, d, b, &t), 0);
+	assert_int_equal(amrma_dgsp_type_commit(t), 0);
+	p = amrma_dgsp_type_program(t);
+	total = (uint64_t)nb * n;
+	whole = malloc(total);
+	pk = calloc(1, total);
+	amrma_dgsm_init(&m, p, buf, 1);
+	assert_int_equal(amrma_dgsm_gather(&m, whole, total), total);
+
+	amrma_dgsm_init(&m, p, buf, 1);
+	m.nt_threshold = total;		/* a transfer that big, packets that small */
+	off = amrma_dgsm_gather(&m, pk, 1500);
+	if (n < 1024)	/* read ahead past this packet's last block */
+		assert_true(m.pf_cur > (uint64_t)(uintptr_t)buf + (uint64_t)d[1499 / n] + n);
+	else		/* such blocks gain only from streaming activations */
+		assert_int_equal(m.pf_cur, 0);
+	while (off < total) {
+		size_t len = (size_t)rng_range(&rng, 1, 3000);
+
+		off += amrma_dgsm_gather(&m, pk + off, len);
+	}
+	assert_memory_equal(pk, whole, total);
+
+	memset(pk, 0, total);
+	amrma_dgsm_init(&m, p, buf, 1);
+	m.nt_threshold = total;
+	for (off = (total - 1) / 1500 * 1500;; off -= 1500) {
+		size_t len = (size_t)(total - off < 1500 ? total - off : 1500);
+
+		assert_int_equal(amrma_dgsm_gather_at(&m, off, pk + off, len), (ssize_t)len);
+		if (off == 0)
+			break;
+	}
+	assert_memory_equal(pk, whole, total);
+	free(pk);
+	free(whole);
+	free(buf);
+	free(d);
+	amrma_dgsp_type_free(t);
+	amrma_dgsp_type_free(b);
+}
+
+/*
  * Streaming gathers of irregular 256 B - 4 KiB blocks at density >= 40 % (from 1 KiB:
  * 50 %) prefetch the gaps too (COPY runs marked dense), and streaming scatters of blocks from 256 B prefetch their
  * partial end lines: the decision, and the bytes moved on both sides of it, with and
@@ -208,6 +271,9 @@ test_dense_chunks(void **state)
 	for (i = 0; i < 64; i++)
 		tight[i] = (int64_t)(63 - i) * 1024;
 	assert_int_equal(dense_of(tight, 64, 512), DGSM_FILL_NONE);
+	check_packets(400, 256, 4);
+	check_packets(300, 768, 5);
+	check_packets(100, 2048, 4);
 	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 		for (gap_num = 3; gap_num <= 6; gap_num++) {
 			/* the reference map holds at most REF_MAX_ENTRIES elements */

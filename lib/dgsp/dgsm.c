@@ -343,6 +343,80 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 	return c;
 }
 
+/*
+ * A run of whole COPYs (indexed types) from frame f without settle(), reading the packed
+ * (off, len) array: 16 bytes per block instead of a whole instruction record. Moves at
+ * most left bytes to or from *cp; returns the bytes moved. A function of its own: one
+ * call per run and activation.
+ */
+static uint64_t
+copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_t left,
+	 const bool scatter, const bool nt)
+{
+	const struct dgsp_hot *h = &m->prog->hot[f->pc];
+	uint32_t nrun = m->prog->run[f->pc], j = 0;
+	uint64_t base = f->base, moved = 0, pf_cur = m->pf_cur, a;
+	/* from DRAM: a streaming activation, or packets of a transfer as big */
+	const enum dgsm_fill fill = !scatter && (nt || m->total >= m->nt_threshold) ?
+				    m->prog->dense[f->pc] : DGSM_FILL_NONE;
+	uint8_t *c = *cp;
+
+	do {
+		uint64_t len = h[j].len;
+		bool fill_blk;
+
+		if (len > left)
+			break;
+		/* 1-4 KiB blocks gain only with streaming stores */
+		fill_blk = dgsm_fill_block(fill, len) &&
+			   (nt || len < DGSM_PF_MID_MAX);
+		a = base + (uint64_t)h[j].off;
+		if (fill_blk) {
+			const uint32_t ahead = dgsm_fill_ahead(len);
+
+			if (j + ahead < nrun)
+				prefetch_span(&pf_cur, base + (uint64_t)h[j + ahead].off,
+					      h[j + ahead].len);
+		} else if (!scatter && len >= DGSM_PF_MID_MIN &&
+			   len < DGSM_PF_MID_MAX &&
+			   j + DGSM_PF_MID_AHEAD < nrun)
+			/* as in chunks(); these blocks start anywhere */
+			prefetch_mid(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
+				     h[j + DGSM_PF_MID_AHEAD].len);
+		else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
+			 j + DGSM_PF_W_AHEAD < nrun)
+			/* these scatters store through the cache: own the
+			 * lines before the stores reach them */
+			prefetch_w(base + (uint64_t)h[j + DGSM_PF_W_AHEAD].off,
+				   h[j + DGSM_PF_W_AHEAD].len);
+		else if (scatter && nt && len >= DGSM_SCATTER_NT_MIN &&
+			 j + DGSM_PF_ENDS_AHEAD < nrun)
+			/* streamed: only its partial lines are read */
+			prefetch_ends_w(base + (uint64_t)h[j + DGSM_PF_ENDS_AHEAD].off,
+					h[j + DGSM_PF_ENDS_AHEAD].len);
+		else if (len >= 512 && j + 2 < nrun && !(scatter && nt))
+			/* as in chunks(): two items ahead */
+			prefetch_head(base + (uint64_t)h[j + 2].off, h[j + 2].len);
+		if (len <= 64 && !nt)
+			/* short blocks: inline 4..64 B copies */
+			copy_short(a, c, len, scatter);
+		else
+			copy_dir(a, c, len, scatter, nt &&
+				 (scatter ? len >= DGSM_SCATTER_NT_MIN :
+				  fill_blk || len < DGSM_RUN_MEMCPY_MIN ||
+				  len >= (dgsm_avx2 ? DGSM_RUN_MEMCPY_MAX_AVX2 :
+					  DGSM_RUN_MEMCPY_MAX)));
+		c += len;
+		moved += len;
+		left -= len;
+	} while (++j < nrun);
+	m->pf_cur = pf_cur;
+	m->pos += moved;
+	f->pc += j;
+	*cp = c;
+	return moved;
+}
+
 static inline size_t
 run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 {
@@ -384,70 +458,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 		}
 		if (in->op == AMRMA_DGSP_COPY && m->done == 0 &&
 				left >= in->len) {
-			/*
-			 * A run of whole COPYs (indexed types) without settle(),
-			 * reading the packed (off, len) array: 16 bytes per
-			 * block instead of a whole instruction record.
-			 */
-			const struct dgsp_hot *h = &m->prog->hot[f->pc];
-			uint32_t nrun = m->prog->run[f->pc], j = 0;
-			uint64_t base = f->base, moved = 0, pf_cur = m->pf_cur;
-			/* from DRAM: a streaming activation, or packets of a transfer as big */
-			const enum dgsm_fill fill = !scatter && (nt || m->total >= m->nt_threshold) ?
-						    m->prog->dense[f->pc] : DGSM_FILL_NONE;
-
-			do {
-				uint64_t len = h[j].len;
-				bool fill_blk;
-
-				if (len > left)
-					break;
-				/* 1-4 KiB blocks gain only with streaming stores */
-				fill_blk = dgsm_fill_block(fill, len) &&
-					   (nt || len < DGSM_PF_MID_MAX);
-				a = base + (uint64_t)h[j].off;
-				if (fill_blk) {
-					const uint32_t ahead = dgsm_fill_ahead(len);
-
-					if (j + ahead < nrun)
-						prefetch_span(&pf_cur, base + (uint64_t)h[j + ahead].off,
-							      h[j + ahead].len);
-				} else if (!scatter && len >= DGSM_PF_MID_MIN &&
-					   len < DGSM_PF_MID_MAX &&
-					   j + DGSM_PF_MID_AHEAD < nrun)
-					/* as in chunks(); these blocks start anywhere */
-					prefetch_mid(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
-						     h[j + DGSM_PF_MID_AHEAD].len);
-				else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
-					 j + DGSM_PF_W_AHEAD < nrun)
-					/* these scatters store through the cache: own the
-					 * lines before the stores reach them */
-					prefetch_w(base + (uint64_t)h[j + DGSM_PF_W_AHEAD].off,
-						   h[j + DGSM_PF_W_AHEAD].len);
-				else if (scatter && nt && len >= DGSM_SCATTER_NT_MIN &&
-					 j + DGSM_PF_ENDS_AHEAD < nrun)
-					/* streamed: only its partial lines are read */
-					prefetch_ends_w(base + (uint64_t)h[j + DGSM_PF_ENDS_AHEAD].off,
-							h[j + DGSM_PF_ENDS_AHEAD].len);
-				else if (len >= 512 && j + 2 < nrun && !(scatter && nt))
-					/* as in chunks(): two items ahead */
-					prefetch_head(base + (uint64_t)h[j + 2].off, h[j + 2].len);
-				if (len <= 64 && !nt)
-					/* short blocks: inline 4..64 B copies */
-					copy_short(a, c, len, scatter);
-				else
-					copy_dir(a, c, len, scatter, nt &&
-						 (scatter ? len >= DGSM_SCATTER_NT_MIN :
-						  fill_blk || len < DGSM_RUN_MEMCPY_MIN ||
-						  len >= (dgsm_avx2 ? DGSM_RUN_MEMCPY_MAX_AVX2 :
-							  DGSM_RUN_MEMCPY_MAX)));
-				c += len;
-				moved += len;
-				left -= len;
-			} while (++j < nrun);
-			m->pf_cur = pf_cur;
-			m->pos += moved;
-			f->pc += j;
+			left -= copy_run(m, f, &c, left, scatter, nt);
 			continue;
 		}
 		if (in->op == AMRMA_DGSP_MCOPY)

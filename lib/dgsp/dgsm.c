@@ -295,10 +295,33 @@ copy_short(uint64_t a, uint8_t *c, uint64_t len, const bool scatter)
 	}
 }
 
+/*
+ * A streaming gather of regular chunks of DGSM_PF_MID_MIN..DGSM_GAP_FILL_REGULAR_MAX bytes
+ * at density >= 1/2: each chunk with the gap before it, and streaming stores.
+ */
+static inline uint8_t *
+chunks_filled(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk)
+{
+	/* under 1 KiB as chunks() does, at least DGSM_PF_MID_SPAN of source ahead */
+	const uint64_t ahead = len >= DGSM_PF_MID_MAX ? dgsm_fill_ahead(len) :
+			       st < DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD ?
+			       DGSM_PF_MID_SPAN / st : DGSM_PF_MID_AHEAD;
+	uint64_t pf_cur = 0;
+
+	for (; nk > 0; nk--, a += st, c += len) {
+		prefetch_span(&pf_cur, a + ahead * st, len);
+		copy_nt(c, (const void *)(uintptr_t)a, len, true);
+	}
+	return c;
+}
+
 static inline uint8_t *
 chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		const bool scatter, bool nt)
 {
+	if (!scatter && nt && len >= DGSM_PF_MID_MIN && len <= DGSM_GAP_FILL_REGULAR_MAX &&
+	    st > len && dgsm_gap_fill(st - len, len) == DGSM_FILL_ALL)
+		return chunks_filled(c, a, len, st, nk);
 	/* streaming stores need no copy of the destination in cache: fetching it
 	 * only wastes bandwidth (NT scatters of 512 B-1 KiB: 0.60-0.70 of memcpy
 	 * with the prefetch, 1.1 without) */

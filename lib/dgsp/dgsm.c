@@ -296,22 +296,38 @@ copy_short(uint64_t a, uint8_t *c, uint64_t len, const bool scatter)
 }
 
 /*
- * A streaming gather of regular chunks of DGSM_PF_MID_MIN..DGSM_GAP_FILL_REGULAR_MAX bytes
- * at density >= 1/2: each chunk with the gap before it, and streaming stores.
+ * Whether gathers of regular chunks of len bytes every st bytes read the gaps too:
+ * DGSM_PF_MID_MIN..DGSM_GAP_FILL_REGULAR_MAX bytes at density >= 1/2 when the activation
+ * streams; in packets of a transfer from DRAM under DGSM_PF_MID_MAX only, as for runs of
+ * COPYs.
  */
-static inline uint8_t *
-chunks_filled(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk)
+static inline bool
+regular_fill(uint64_t len, uint64_t st, bool nt, bool dram)
+{
+	return len >= DGSM_PF_MID_MIN && len <= DGSM_GAP_FILL_REGULAR_MAX &&
+	       (nt || (dram && len < DGSM_PF_MID_MAX)) && st > len &&
+	       dgsm_gap_fill(st - len, len) == DGSM_FILL_ALL;
+}
+
+/*
+ * A gather of regular chunks that reads the gaps (regular_fill()): each chunk with the
+ * gap before it, from *pf_cur on (kept from one packet to the next).
+ */
+static uint8_t *
+chunks_filled(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk, bool nt,
+	      uint64_t *pf_cur)
 {
 	/* under 1 KiB as chunks() does, at least DGSM_PF_MID_SPAN of source ahead */
 	const uint64_t ahead = len >= DGSM_PF_MID_MAX ? dgsm_fill_ahead(len) :
 			       st < DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD ?
 			       DGSM_PF_MID_SPAN / st : DGSM_PF_MID_AHEAD;
-	uint64_t pf_cur = 0;
+	uint64_t cur = *pf_cur;
 
 	for (; nk > 0; nk--, a += st, c += len) {
-		prefetch_span(&pf_cur, a + ahead * st, len);
-		copy_nt(c, (const void *)(uintptr_t)a, len, true);
+		prefetch_span(&cur, a + ahead * st, len);
+		copy_dir(a, c, len, false, nt);
 	}
+	*pf_cur = cur;
 	return c;
 }
 
@@ -319,9 +335,6 @@ static inline uint8_t *
 chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		const bool scatter, bool nt)
 {
-	if (!scatter && nt && len >= DGSM_PF_MID_MIN && len <= DGSM_GAP_FILL_REGULAR_MAX &&
-	    st > len && dgsm_gap_fill(st - len, len) == DGSM_FILL_ALL)
-		return chunks_filled(c, a, len, st, nk);
 	/* streaming stores need no copy of the destination in cache: fetching it
 	 * only wastes bandwidth (NT scatters of 512 B-1 KiB: 0.60-0.70 of memcpy
 	 * with the prefetch, 1.1 without) */
@@ -471,7 +484,10 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 			left -= nk * len;
 			m->pos += nk * len;
 			k += nk;
-			c = chunks(c, a, len, st, nk, scatter, nt);
+			if (!scatter && regular_fill(len, st, nt, m->total >= m->nt_threshold))
+				c = chunks_filled(c, a, len, st, nk, nt, &m->pf_cur);
+			else
+				c = chunks(c, a, len, st, nk, scatter, nt);
 			if (k == in->count) {
 				k = 0;
 				f->pc++;

@@ -175,11 +175,12 @@ indexed_dense(uint32_t nb, uint64_t n, uint64_t gap_num, uint32_t jump_every)
 
 /*
  * Packets (not streaming) of a transfer at least nt_threshold big read the gaps of dense
- * runs too, carrying the prefetch position from one activation to the next: packets in
- * order, of odd sizes, and out of order (gather_at) all give the bytes of one gather.
+ * layouts too (irregular blocks: a run of COPYs; regular ones: an MCOPY), carrying the
+ * prefetch position from one activation to the next: packets in order, of odd sizes,
+ * and out of order (gather_at) all give the bytes of one gather.
  */
 static void
-check_packets(uint32_t nb, uint64_t n, uint64_t gap_num)
+check_packets(uint32_t nb, uint64_t n, uint64_t gap_num, bool regular)
 {
 	struct amrma_dgsp_type *b, *t;
 	const struct amrma_dgsp *p;
@@ -190,11 +191,15 @@ check_packets(uint32_t nb, uint64_t n, uint64_t gap_num)
 	uint64_t rng = 0x9ac4e7 + n;
 
 	for (i = 0; i < nb; i++)
-		d[i] = (int64_t)(i * gap_num * n / 2 + (i * 37 % 16) * 4);
+		d[i] = (int64_t)(i * gap_num * n / 2 + (regular ? 0 : (i * 37 % 16) * 4));
 	for (i = 0; i < span; i++)
 		buf[i] = (uint8_t)(i * 131 + (i >> 8));
 	amrma_dgsp_type_basic(1, &b);
-	assert_int_equal(amrma_dgsp_type_hindexed_block(nb, n, d, b, &t), 0);
+	if (regular)	/* one MCOPY */
+		assert_int_equal(amrma_dgsp_type_hvector(nb, n, (int64_t)(gap_num * n / 2), b,
+							 &t), 0);
+	else		/* a run of COPYs */
+		assert_int_equal(amrma_dgsp_type_hindexed_block(nb, n, d, b, &t), 0);
 	assert_int_equal(amrma_dgsp_type_commit(t), 0);
 	p = amrma_dgsp_type_program(t);
 	total = (uint64_t)nb * n;
@@ -271,9 +276,12 @@ test_dense_chunks(void **state)
 	for (i = 0; i < 64; i++)
 		tight[i] = (int64_t)(63 - i) * 1024;
 	assert_int_equal(dense_of(tight, 64, 512), DGSM_FILL_NONE);
-	check_packets(400, 256, 4);
-	check_packets(300, 768, 5);
-	check_packets(100, 2048, 4);
+	check_packets(400, 256, 4, false);
+	check_packets(300, 768, 5, false);
+	check_packets(100, 2048, 4, false);
+	check_packets(400, 256, 4, true);
+	check_packets(300, 768, 3, true);
+	check_packets(100, 2048, 4, true);
 	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 		for (gap_num = 3; gap_num <= 6; gap_num++) {
 			/* the reference map holds at most REF_MAX_ENTRIES elements */

@@ -295,32 +295,25 @@ copy_short(uint64_t a, uint8_t *c, uint64_t len, const bool scatter)
 	}
 }
 
-/*
- * Whether gathers of regular chunks of len bytes every st bytes read the gaps too:
- * DGSM_PF_MID_MIN..DGSM_GAP_FILL_REGULAR_MAX bytes at density >= 1/2 when the activation
- * streams; in packets of a transfer from DRAM under DGSM_PF_MID_MAX only, as for runs of
- * COPYs.
- */
-static inline bool
-regular_fill(uint64_t len, uint64_t st, bool nt, bool dram)
+/* Chunks of a regular gather with a stride of st read ahead: at least DGSM_PF_MID_SPAN. */
+static inline uint64_t
+mid_ahead(uint64_t st)
 {
-	return len >= DGSM_PF_MID_MIN && len <= DGSM_GAP_FILL_REGULAR_MAX &&
-	       (nt || (dram && len < DGSM_PF_MID_MAX)) && st > len &&
-	       dgsm_gap_fill(st - len, len) == DGSM_FILL_ALL;
+	return st > DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD_MAX &&
+	       st < DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD ? DGSM_PF_MID_SPAN / st :
+	       DGSM_PF_MID_AHEAD;
 }
 
 /*
- * A gather of regular chunks that reads the gaps (regular_fill()): each chunk with the
+ * A gather of the regular chunks of a dense MCOPY (dgsm_fill_block()): each chunk with the
  * gap before it, from *pf_cur on (kept from one packet to the next).
  */
 static uint8_t *
 chunks_filled(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk, bool nt,
 	      uint64_t *pf_cur)
 {
-	/* under 1 KiB as chunks() does, at least DGSM_PF_MID_SPAN of source ahead */
-	const uint64_t ahead = len >= DGSM_PF_MID_MAX ? dgsm_fill_ahead(len) :
-			       st < DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD ?
-			       DGSM_PF_MID_SPAN / st : DGSM_PF_MID_AHEAD;
+	/* under 1 KiB as chunks() does */
+	const uint64_t ahead = len >= DGSM_PF_MID_MAX ? dgsm_fill_ahead(len) : mid_ahead(st);
 	uint64_t cur = *pf_cur;
 
 	for (; nk > 0; nk--, a += st, c += len) {
@@ -351,11 +344,8 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		return c;
 	}
 	if (!scatter && len >= DGSM_PF_MID_MIN) {
-		/* gathers only: a scatter's stores need no read-ahead (measured slower);
-		 * at least DGSM_PF_MID_SPAN bytes of source ahead */
-		const uint64_t ahead = st > DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD_MAX &&
-				       st < DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD ?
-				       DGSM_PF_MID_SPAN / st : DGSM_PF_MID_AHEAD;
+		/* gathers only: a scatter's stores need no read-ahead (measured slower) */
+		const uint64_t ahead = mid_ahead(st);
 
 		for (; nk > 0; nk--, a += st, c += len) {
 			prefetch_mid(a + ahead * st, len);
@@ -387,14 +377,12 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
  */
 static uint64_t
 copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_t left,
-	 const bool scatter, const bool nt)
+	 const bool scatter, const bool nt, const bool dram)
 {
 	const struct dgsp_hot *h = &m->prog->hot[f->pc];
 	uint32_t nrun = m->prog->run[f->pc], j = 0;
 	uint64_t base = f->base, moved = 0, pf_cur = m->pf_cur, a;
-	/* from DRAM: a streaming activation, or packets of a transfer as big */
-	const enum dgsm_fill fill = !scatter && (nt || m->total >= m->nt_threshold) ?
-				    m->prog->dense[f->pc] : DGSM_FILL_NONE;
+	const enum dgsm_fill fill = !scatter && dram ? m->prog->dense[f->pc] : DGSM_FILL_NONE;
 	uint8_t *c = *cp;
 
 	do {
@@ -403,9 +391,7 @@ copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_
 
 		if (len > left)
 			break;
-		/* 1-4 KiB blocks gain only with streaming stores */
-		fill_blk = dgsm_fill_block(fill, len) &&
-			   (nt || len < DGSM_PF_MID_MAX);
+		fill_blk = dgsm_fill_block(fill, len, nt);
 		a = base + (uint64_t)h[j].off;
 		if (fill_blk) {
 			const uint32_t ahead = dgsm_fill_ahead(len);
@@ -456,6 +442,8 @@ copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_
 static inline size_t
 run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 {
+	/* gathers from DRAM: a transfer that big, streaming or in packets (nt implies it) */
+	const bool dram = m->total >= m->nt_threshold;
 	size_t left;
 	bool nt;
 
@@ -484,7 +472,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 			left -= nk * len;
 			m->pos += nk * len;
 			k += nk;
-			if (!scatter && regular_fill(len, st, nt, m->total >= m->nt_threshold))
+			if (!scatter && dram && dgsm_fill_block(m->prog->dense[f->pc], len, nt))
 				c = chunks_filled(c, a, len, st, nk, nt, &m->pf_cur);
 			else
 				c = chunks(c, a, len, st, nk, scatter, nt);
@@ -497,7 +485,7 @@ run(struct amrma_dgsm *m, uint8_t *c, size_t n, const bool scatter)
 		}
 		if (in->op == AMRMA_DGSP_COPY && m->done == 0 &&
 				left >= in->len) {
-			left -= copy_run(m, f, &c, left, scatter, nt);
+			left -= copy_run(m, f, &c, left, scatter, nt, dram);
 			continue;
 		}
 		if (in->op == AMRMA_DGSP_MCOPY)

@@ -85,7 +85,7 @@ struct amrma_dgsp {
 	struct dgsp_ins *ins;
 	struct dgsp_hot *hot;	/* per instruction: COPY off/len */
 	uint32_t *run;		/* COPYs in a row starting here (0: not COPY) */
-	uint8_t *dense;		/* per COPY: enum dgsm_fill of its run (mark_dense_run) */
+	uint8_t *dense;		/* per COPY/MCOPY: enum dgsm_fill (mark_dense_run/_mcopy) */
 	struct dgsp_sub *subs;
 	uint32_t *sub_of;	/* instruction -> subroutine */
 	int64_t lb, extent;
@@ -276,15 +276,18 @@ dgsm_gap_fill(uint64_t gap_sum, uint64_t data_sum)
 	       DGSM_FILL_SHORT : DGSM_FILL_NONE;
 }
 
-/* Whether a gather reading a run of this fill reads the gap before a block of len bytes. */
+/*
+ * Whether a gather from DRAM of a layout marked fill reads the gap before a block of len
+ * bytes: from 1 KiB only in streaming activations (nt), whose stores stream too.
+ */
 static inline bool
-dgsm_fill_block(enum dgsm_fill fill, uint64_t len)
+dgsm_fill_block(enum dgsm_fill fill, uint64_t len, bool nt)
 {
 	if (len < DGSM_PF_MID_MIN)
 		return false;
 	if (len < DGSM_PF_MID_MAX)
 		return fill != DGSM_FILL_NONE;
-	return fill == DGSM_FILL_ALL && len <= DGSM_GAP_FILL_LEN_MAX;
+	return nt && fill == DGSM_FILL_ALL && len <= DGSM_GAP_FILL_LEN_MAX;
 }
 
 /* How many blocks of len bytes ahead such a gather prefetches. */

@@ -269,6 +269,19 @@ mark_dense_run(struct amrma_dgsp *p, uint32_t start, uint32_t n)
 		p->dense[i] = dense;
 }
 
+/*
+ * How densely a gather reads the chunks of an MCOPY: from density 1/2 only, and up to
+ * DGSM_GAP_FILL_REGULAR_MAX bytes (see dgsp_priv.h).
+ */
+static uint8_t
+dense_mcopy(const struct dgsp_ins *in)
+{
+	if (in->len > DGSM_GAP_FILL_REGULAR_MAX || in->stride <= (int64_t)in->len ||
+	    dgsm_gap_fill((uint64_t)in->stride - in->len, in->len) != DGSM_FILL_ALL)
+		return DGSM_FILL_NONE;
+	return DGSM_FILL_ALL;
+}
+
 enum amrma_dgsp_reason
 dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 {
@@ -291,6 +304,8 @@ dgsp_analyze(struct amrma_dgsp *p, const struct amrma_dgsp_limits *lim)
 	for (i = 0; i < p->ninsns; i += p->run[i] ? p->run[i] : 1)
 		if (p->run[i] != 0)
 			mark_dense_run(p, i, p->run[i]);
+		else if (p->ins[i].op == AMRMA_DGSP_MCOPY)
+			p->dense[i] = dense_mcopy(&p->ins[i]);
 	/* Callees always follow callers: walk backwards, callees are done. */
 	for (s = p->nsubs; s-- > 0;) {
 		struct dgsp_sub *sb = &p->subs[s];

@@ -154,6 +154,27 @@ dense_of(const int64_t *d, uint32_t nb, uint64_t n)
 	return dense;
 }
 
+/* How densely the MCOPY of 64 chunks of n bytes every stride bytes is gathered. */
+static int
+mcopy_dense(uint64_t n, int64_t stride)
+{
+	struct amrma_dgsp_type *b, *t;
+	const struct amrma_dgsp *p;
+	int dense = -1;
+	uint32_t i;
+
+	amrma_dgsp_type_basic(1, &b);
+	assert_int_equal(amrma_dgsp_type_hvector(64, n, stride, b, &t), 0);
+	assert_int_equal(amrma_dgsp_type_commit(t), 0);
+	p = amrma_dgsp_type_program(t);
+	for (i = 0; i < p->ninsns; i++)
+		if (p->ins[i].op == AMRMA_DGSP_MCOPY)
+			dense = p->dense[i];
+	amrma_dgsp_type_free(t);
+	amrma_dgsp_type_free(b);
+	return dense;
+}
+
 /*
  * Block i at i * gap_num * n / 2 plus a few bytes that vary (density 2 / gap_num), and
  * with jump_every != 0 a jump of 1 MiB before every jump_every-th block.
@@ -276,6 +297,12 @@ test_dense_chunks(void **state)
 	for (i = 0; i < 64; i++)
 		tight[i] = (int64_t)(63 - i) * 1024;
 	assert_int_equal(dense_of(tight, 64, 512), DGSM_FILL_NONE);
+	/* regular chunks: density 1/2 up to 2 KiB */
+	assert_int_equal(mcopy_dense(512, 1024), DGSM_FILL_ALL);
+	assert_int_equal(mcopy_dense(2048, 3072), DGSM_FILL_ALL);
+	assert_int_equal(mcopy_dense(512, 1280), DGSM_FILL_NONE);	/* 2/5 */
+	assert_int_equal(mcopy_dense(4096, 8192), DGSM_FILL_NONE);
+	assert_int_equal(mcopy_dense(512, -1024), DGSM_FILL_NONE);
 	check_packets(400, 256, 4, false);
 	check_packets(300, 768, 5, false);
 	check_packets(100, 2048, 4, false);

@@ -371,15 +371,15 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 
 /*
  * copy_run() of blocks that neither stream nor read their gaps: a memcpy per block with
- * the prefetch copy_run()'s other loop would choose, decided with fewer tests per block.
- * Blocks of 256 B - 1 KiB are read ahead only from DRAM (dram): in the caches that only
- * costs. Measured (indexed, 1 MiB, 8 alternating runs of one binary switching between
- * the two loops, medians, old → new): 256 B gathers 0.61 → 0.67 of memcpy, scatters
+ * the prefetch copy_run()'s other loop would choose (blocks of 256 B - 1 KiB `ahead`
+ * ahead), decided with fewer tests per block. Measured (indexed, 1 MiB, 8 alternating
+ * runs of one binary switching between the two loops, medians, old → new): 256 B
+ * gathers 0.61 → 0.67 of memcpy (the new loop with no read-ahead there), scatters
  * 0.69 → 0.75, packets 26.5 → 29.0 GB/s; 512 B scatters 0.84 → 0.90. 32 MiB: no change.
  */
 static inline uint32_t
 copy_plain(const struct dgsp_hot *h, uint32_t nrun, uint64_t base, uint8_t **cp,
-	   uint64_t *leftp, const bool scatter, const bool dram)
+	   uint64_t *leftp, const bool scatter, const uint32_t ahead)
 {
 	uint64_t left = *leftp, len, a;
 	uint8_t *c = *cp;
@@ -391,9 +391,9 @@ copy_plain(const struct dgsp_hot *h, uint32_t nrun, uint64_t base, uint8_t **cp,
 			break;
 		a = base + (uint64_t)h[j].off;
 		if (!scatter && len - DGSM_PF_MID_MIN < DGSM_PF_MID_MAX - DGSM_PF_MID_MIN) {
-			if (dram && j + DGSM_PF_MID_AHEAD < nrun)
-				prefetch_mid(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
-					     h[j + DGSM_PF_MID_AHEAD].len);
+			if (j + ahead < nrun)
+				prefetch_mid(base + (uint64_t)h[j + ahead].off,
+					     h[j + ahead].len);
 		} else if (len >= 512 && j + 2 < nrun) {
 			prefetch_head(base + (uint64_t)h[j + 2].off, h[j + 2].len);
 		}
@@ -426,10 +426,12 @@ copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_
 	uint8_t *c = *cp;
 
 	if (!nt && fill == DGSM_FILL_NONE) {
+		const uint32_t ahead = m->total < DGSM_PF_NEAR_MAX ? DGSM_PF_NEAR_AHEAD :
+				       DGSM_PF_MID_AHEAD;
 		uint64_t left0 = left;
 
-		j = scatter ? copy_plain(h, nrun, base, cp, &left, true, dram) :
-			      copy_plain(h, nrun, base, cp, &left, false, dram);
+		j = scatter ? copy_plain(h, nrun, base, cp, &left, true, ahead) :
+			      copy_plain(h, nrun, base, cp, &left, false, ahead);
 		m->pos += left0 - left;
 		f->pc += j;
 		return left0 - left;

@@ -299,9 +299,11 @@ copy_short(uint64_t a, uint8_t *c, uint64_t len, const bool scatter)
 static inline uint64_t
 mid_ahead(uint64_t st)
 {
-	return st > DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD_MAX &&
-	       st < DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD ? DGSM_PF_MID_SPAN / st :
-	       DGSM_PF_MID_AHEAD;
+	/* negative strides are huge here */
+	if (st == 0 || st >= DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD)
+		return DGSM_PF_MID_AHEAD;
+	return st <= DGSM_PF_MID_SPAN / DGSM_PF_MID_AHEAD_MAX ? DGSM_PF_MID_AHEAD_MAX :
+	       DGSM_PF_MID_SPAN / st;
 }
 
 /*
@@ -343,7 +345,7 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		}
 		return c;
 	}
-	if (!scatter && len >= DGSM_PF_MID_MIN) {
+	if (!scatter && (len >= DGSM_PF_MID_MIN || (nt && len >= DGSM_PF_SHORT_MIN))) {
 		/* gathers only: a scatter's stores need no read-ahead (measured slower) */
 		const uint64_t ahead = mid_ahead(st);
 
@@ -450,6 +452,11 @@ copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_
 			if (j + ahead < nrun)
 				prefetch_span(&pf_cur, base + (uint64_t)h[j + ahead].off,
 					      h[j + ahead].len);
+		} else if (!scatter && len - DGSM_PF_SHORT_MIN < DGSM_PF_MID_MIN - DGSM_PF_SHORT_MIN &&
+			   j + DGSM_PF_SHORT_AHEAD < nrun) {
+			/* this loop runs from DRAM only (nt, or fill) */
+			prefetch_mid(base + (uint64_t)h[j + DGSM_PF_SHORT_AHEAD].off,
+				     h[j + DGSM_PF_SHORT_AHEAD].len);
 		} else if (!scatter && len >= DGSM_PF_MID_MIN &&
 			   len < DGSM_PF_MID_MAX &&
 			   j + DGSM_PF_MID_AHEAD < nrun)

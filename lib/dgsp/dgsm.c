@@ -194,12 +194,31 @@ amrma_dgsm_seek(struct amrma_dgsm *m, uint64_t off)
 	}								\
 } while (0)
 
+#ifdef __SSE2__
+/* One whole line (dp 64-byte aligned) with 16-byte streaming stores. */
+static inline void
+stream_line(uint8_t *dp, const uint8_t *sp)
+{
+	__m128i x0 = _mm_loadu_si128((const __m128i *)sp);
+	__m128i x1 = _mm_loadu_si128((const __m128i *)(sp + 16));
+	__m128i x2 = _mm_loadu_si128((const __m128i *)(sp + 32));
+	__m128i x3 = _mm_loadu_si128((const __m128i *)(sp + 48));
+
+	_mm_stream_si128((__m128i *)dp, x0);
+	_mm_stream_si128((__m128i *)(dp + 16), x1);
+	_mm_stream_si128((__m128i *)(dp + 32), x2);
+	_mm_stream_si128((__m128i *)(dp + 48), x3);
+}
+#endif
+
 /*
  * Copy with streaming stores for the whole cache lines in the middle; the
  * partial head/tail lines use ordinary stores (a partially written
  * streaming line is flushed piecemeal, which is far slower). Caller fences.
  * With read_ahead (gathers), the source is prefetched DGSM_NT_READ_AHEAD
- * bytes ahead, never past its end.
+ * bytes ahead, never past its end. An unaligned copy streams from 128 bytes
+ * past its first line boundary, an aligned one from a whole line (indexed
+ * gathers of 64 B blocks, 32 MiB: 0.18 → 0.51 of memcpy).
  */
 static inline void
 copy_nt(void *d, const void *s, uint64_t n, const bool read_ahead)
@@ -209,7 +228,7 @@ copy_nt(void *d, const void *s, uint64_t n, const bool read_ahead)
 	const uint8_t *sp = s;
 	uint64_t head = (64 - ((uintptr_t)dp & 63)) & 63;
 
-	if (n < 128 + head) {
+	if (head != 0 ? n < 128 + head : n < 64) {
 		memcpy(d, s, n);
 		return;
 	}
@@ -227,18 +246,9 @@ copy_nt(void *d, const void *s, uint64_t n, const bool read_ahead)
 	}
 #endif
 	for (; n >= 64; n -= 64, dp += 64, sp += 64) {
-		__m128i x0 = _mm_loadu_si128((const __m128i *)sp);
-		__m128i x1 = _mm_loadu_si128((const __m128i *)(sp + 16));
-		__m128i x2 = _mm_loadu_si128((const __m128i *)(sp + 32));
-		__m128i x3 = _mm_loadu_si128((const __m128i *)(sp + 48));
-
 		if (read_ahead && n > DGSM_NT_READ_AHEAD)
 			__builtin_prefetch(sp + DGSM_NT_READ_AHEAD);
-
-		_mm_stream_si128((__m128i *)dp, x0);
-		_mm_stream_si128((__m128i *)(dp + 16), x1);
-		_mm_stream_si128((__m128i *)(dp + 32), x2);
-		_mm_stream_si128((__m128i *)(dp + 48), x3);
+		stream_line(dp, sp);
 	}
 	memcpy(dp, sp, n);
 #else
@@ -345,6 +355,31 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		}
 		return c;
 	}
+#ifdef __SSE2__
+	if (nt && len == 64) {
+		/*
+		 * A line each, streamed where it is one whole line, gathers read ahead as
+		 * chunks of 128 B and up. Measured (32 MiB, ÷ memcpy, medians of 3 runs of
+		 * one binary, before → after): strided gathers 0.48 → 0.84 and scatters
+		 * 0.61 → 1.00, struct-of-vector 0.69 → 0.97 and 0.73 → 1.05. Going through
+		 * copy_nt() instead: 0.71, 0.70, 0.73 and 0.68.
+		 */
+		const uint64_t ahead = mid_ahead(st);
+
+		for (; nk > 0; nk--, a += st, c += 64) {
+			uint8_t *dp = scatter ? (uint8_t *)(uintptr_t)a : c;
+			const uint8_t *sp = scatter ? c : (const uint8_t *)(uintptr_t)a;
+
+			if (!scatter)
+				__builtin_prefetch((const void *)(uintptr_t)(a + ahead * st));
+			if (((uintptr_t)dp & 63) == 0)
+				stream_line(dp, sp);
+			else
+				memcpy(dp, sp, 64);
+		}
+		return c;
+	}
+#endif
 	if (!scatter && (len >= DGSM_PF_MID_MIN || (nt && len >= DGSM_PF_SHORT_MIN))) {
 		/* gathers only: a scatter's stores need no read-ahead (measured slower) */
 		const uint64_t ahead = mid_ahead(st);

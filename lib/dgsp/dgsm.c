@@ -336,6 +336,67 @@ chunks_filled(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk, bo
 	return c;
 }
 
+#ifdef __SSE2__
+/*
+ * A streaming gather of chunks of 8, 16 or 32 bytes with a stride of at most
+ * DGSM_PF_MID_SPAN: each line of the packed side is assembled from 64 / len chunks in
+ * registers and streamed, the source read at least DGSM_PF_MID_SPAN ahead. Chunks
+ * before the first line boundary of *cp, and those of a last partial line, are left to
+ * the caller: returns how many chunks are left, at *ap and *cp.
+ *
+ * Measured (32 MiB, ÷ memcpy, medians of 3 runs of one binary, before → after, 8 / 16 /
+ * 32 B): strided 0.61 / 0.66 / 0.55 → 0.89 / 0.83 / 0.84, struct-of-vector 0.62 /
+ * 0.72 / 0.67 → 0.73 / 1.03 / 1.10.
+ */
+static uint64_t
+gather_lines(uint8_t **cp, uint64_t *ap, uint64_t len, uint64_t st, uint64_t nk)
+{
+	const uint64_t per = 64 / len, span = per * st;
+	const uint64_t step = st < 64 ? 64 : st;
+	const uint64_t ahead = mid_ahead(st) * st > DGSM_PF_MID_SPAN ? mid_ahead(st) * st :
+			       DGSM_PF_MID_SPAN;
+	uint64_t lead = (64 - ((uintptr_t)*cp & 63)) & 63, a = *ap, pl;
+	uint8_t *c = *cp;
+	__m128i x0, x1, x2, x3;
+
+	if (lead % len != 0 || lead / len >= nk)
+		return nk;
+	for (; lead != 0; lead -= len, nk--, a += st, c += len)
+		memcpy(c, (const void *)(uintptr_t)a, len);
+	for (; nk >= per; nk -= per, a += span, c += 64) {
+		for (pl = 0; pl < span; pl += step)
+			__builtin_prefetch((const void *)(uintptr_t)(a + ahead + pl));
+		if (len == 32) {
+			x0 = _mm_loadu_si128((const __m128i *)(uintptr_t)a);
+			x1 = _mm_loadu_si128((const __m128i *)(uintptr_t)(a + 16));
+			x2 = _mm_loadu_si128((const __m128i *)(uintptr_t)(a + st));
+			x3 = _mm_loadu_si128((const __m128i *)(uintptr_t)(a + st + 16));
+		} else if (len == 16) {
+			x0 = _mm_loadu_si128((const __m128i *)(uintptr_t)a);
+			x1 = _mm_loadu_si128((const __m128i *)(uintptr_t)(a + st));
+			x2 = _mm_loadu_si128((const __m128i *)(uintptr_t)(a + 2 * st));
+			x3 = _mm_loadu_si128((const __m128i *)(uintptr_t)(a + 3 * st));
+		} else {
+#define PAIR(i) _mm_unpacklo_epi64(						\
+		_mm_loadl_epi64((const __m128i *)(uintptr_t)(a + (2 * (i)) * st)),	\
+		_mm_loadl_epi64((const __m128i *)(uintptr_t)(a + (2 * (i) + 1) * st)))
+			x0 = PAIR(0);
+			x1 = PAIR(1);
+			x2 = PAIR(2);
+			x3 = PAIR(3);
+#undef PAIR
+		}
+		_mm_stream_si128((__m128i *)c, x0);
+		_mm_stream_si128((__m128i *)(c + 16), x1);
+		_mm_stream_si128((__m128i *)(c + 32), x2);
+		_mm_stream_si128((__m128i *)(c + 48), x3);
+	}
+	*ap = a;
+	*cp = c;
+	return nk;
+}
+#endif
+
 static inline uint8_t *
 chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		const bool scatter, bool nt)
@@ -356,6 +417,8 @@ chunks(uint8_t *c, uint64_t a, uint64_t len, uint64_t st, uint64_t nk,
 		return c;
 	}
 #ifdef __SSE2__
+	if (nt && !scatter && (len == 8 || len == 16 || len == 32) && st <= DGSM_PF_MID_SPAN)
+		nk = gather_lines(&c, &a, len, st, nk);
 	if (nt && len == 64) {
 		/*
 		 * A line each, streamed where it is one whole line, gathers read ahead as

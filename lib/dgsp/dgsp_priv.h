@@ -196,23 +196,24 @@ prefetch_head(uint64_t a, uint64_t len)
 /*
  * Scatters of irregular blocks (runs of COPYs) shorter than DGSM_SCATTER_NT_MIN store
  * through the cache even when the activation streams, with the destination prefetched
- * for writing DGSM_PF_W_AHEAD blocks ahead. A short block at an unaligned place is
- * mostly partial lines, and mixing streaming stores with the read-for-ownership those
- * need costs more than it saves. Measured (indexed layout, 32 MiB, ÷ memcpy): 256 B
- * 0.47-0.49 streaming, 0.55-0.58 cached, 0.59-0.61 cached with the prefetch 8 ahead
- * (4: 0.56-0.59, 16: 0.59-0.60).
+ * for writing DGSM_PF_W_AHEAD blocks ahead: such a block is mostly partial lines.
+ * Measured (indexed layout, 32 MiB, ÷ memcpy): 256 B 0.47-0.49 streaming whole lines
+ * only, 0.55-0.58 cached, 0.59-0.61 cached with the prefetch 8 ahead (4: 0.56-0.59,
+ * 16: 0.59-0.60).
  *
- * Longer ones stream, and the partial first and last line of the block
- * DGSM_PF_ENDS_AHEAD ahead are fetched for writing: their read-for-ownership is what a
- * streaming scatter of unaligned blocks waits on. Measured (blocks at 4-byte offsets,
- * medians of 11 runs alternating in one process, streaming without → with; for 256 and
- * 384 B cached → streaming with): 256 B 0.58-0.61 → 0.62-0.68, 384 B 0.58-0.69 →
- * 0.75-0.97, 512 B 0.61-0.92 → 0.83-1.16, 768 B 0.66 → 0.90-0.96; 1-4 KiB unchanged
- * (1.2-1.3); 128-192 B mixed (0.49-0.73 against 0.57-0.59), so those stay cached.
+ * Longer ones stream every byte, their partial first and last lines included
+ * (stream_bytes() in dgsm.c): the write-combining buffer then sends only the bytes
+ * written, and nothing of the block is read for ownership. Measured (blocks at 4-byte
+ * offsets, 32 MiB, ÷ memcpy, one binary switching per run; whole lines streamed and
+ * partial lines stored through the cache, prefetched for writing 16 blocks ahead →
+ * every byte streamed, no prefetch): 256 B 0.63-0.66 → 0.80-0.84 (3 runs) and 0.72 →
+ * 0.97 (median of 3); keeping the prefetch: 0.81 against 0.88 without (median of 4);
+ * 512 B unchanged (0.99 → 0.98). From 128 instead of 256 B (4 runs): 128 B 0.56-0.61 →
+ * 0.67-0.72, 192 B 0.49-0.60 → 0.76-0.81. From 64 B: 0.58 → 0.61; 32 B 0.51 → 0.37.
+ * Regular chunks of 8-32 B streamed byte by byte: 0.17-0.53 against 0.60-0.75.
  */
-#define DGSM_SCATTER_NT_MIN 256
+#define DGSM_SCATTER_NT_MIN 128
 #define DGSM_PF_W_AHEAD 8
-#define DGSM_PF_ENDS_AHEAD 16
 
 /*
  * Every line of the block [a, a + len), at most DGSM_PF_MID_MAX bytes' worth, the last
@@ -335,17 +336,6 @@ prefetch_span(uint64_t *cur, uint64_t a, uint64_t len)
 	for (; pa < end; pa += 64)
 		__builtin_prefetch((const char *)(uintptr_t)pa);
 	*cur = pa;
-}
-
-/* For writing (see prefetch_w()): the first and last line of [a, a + len) where the
- * block covers them only in part. */
-static inline void
-prefetch_ends_w(uint64_t a, uint64_t len)
-{
-	if ((a & 63) != 0)
-		__builtin_prefetch((const char *)(uintptr_t)a, 1);
-	if (((a + len) & 63) != 0 && len != 0)
-		__builtin_prefetch((const char *)(uintptr_t)(a + len - 1), 1);
 }
 
 /*

@@ -98,12 +98,18 @@ check_prog(const struct amrma_dgsp *prog, const int64_t *map, size_t n,
 		assert_int_equal(amrma_dgsm_gather(&m, got, n), n);
 		assert_memory_equal(got, exp, n);
 		if (!has_dups(map, n)) {
+			/* every byte outside the layout, gaps and guards, keeps its value:
+			 * streamed partial lines write only the layout's bytes */
+			memset(dst.mem, 0xee, dst.len);
+			memset(ref.mem, 0xee, ref.len);
+			for (i = 0; i < n; i++)
+				ref.base[map[i]] = exp[i];
 			amrma_dgsm_init(&m, prog, dst.base, count);
 			m.nt_threshold = 0;
 			assert_int_equal(amrma_dgsm_scatter(&m, exp, n), n);
-			for (i = 0; i < n; i++)
-				assert_int_equal(dst.base[map[i]], exp[i]);
+			assert_memory_equal(dst.mem, ref.mem, ref.len);
 			memset(dst.mem, 0, dst.len);
+			memset(ref.mem, 0, ref.len);
 		}
 		dgsm_use_avx2(had);
 	}

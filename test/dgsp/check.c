@@ -95,8 +95,10 @@ check_prog(const struct amrma_dgsp *prog, const int64_t *map, size_t n,
 		assert_int_equal(amrma_dgsm_init(&m, prog, src.base, count), 0);
 		m.nt_threshold = 0;
 		memset(got, 0, n);
+		got[n] = 0xa5;	/* streamed partial lines end at the buffer's end */
 		assert_int_equal(amrma_dgsm_gather(&m, got, n), n);
 		assert_memory_equal(got, exp, n);
+		assert_int_equal(got[n], 0xa5);
 		if (!has_dups(map, n)) {
 			/* every byte outside the layout, gaps and guards, keeps its value:
 			 * streamed partial lines write only the layout's bytes */

@@ -219,33 +219,50 @@ stream_line(uint8_t *dp, const uint8_t *sp)
  * read nor written.
  */
 static inline void
+stream4(uint8_t *d, const uint8_t *s)
+{
+	uint32_t v;
+
+	memcpy(&v, s, 4);
+	_mm_stream_si32((int *)d, (int)v);
+}
+
+static inline void
+stream8(uint8_t *d, const uint8_t *s)
+{
+#ifdef __x86_64__
+	uint64_t v;
+
+	memcpy(&v, s, 8);
+	_mm_stream_si64((long long *)d, (long long)v);
+#else
+	stream4(d, s);
+	stream4(d + 4, s + 4);
+#endif
+}
+
+static inline void
 stream_bytes(uint8_t *d, const uint8_t *s, uint64_t n)
 {
-	uint64_t v8;
-	uint32_t v4;
 
 	for (; n != 0 && ((uintptr_t)d & 3) != 0; n--)
 		*d++ = *s++;
 	if (n >= 4 && ((uintptr_t)d & 4) != 0) {
-		memcpy(&v4, s, 4);
-		_mm_stream_si32((int *)d, (int)v4);
+		stream4(d, s);
 		d += 4, s += 4, n -= 4;
 	}
 	if (n >= 8 && ((uintptr_t)d & 8) != 0) {
-		memcpy(&v8, s, 8);
-		_mm_stream_si64((long long *)d, (long long)v8);
+		stream8(d, s);
 		d += 8, s += 8, n -= 8;
 	}
 	for (; n >= 16; n -= 16, d += 16, s += 16)
 		_mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
 	if (n >= 8) {
-		memcpy(&v8, s, 8);
-		_mm_stream_si64((long long *)d, (long long)v8);
+		stream8(d, s);
 		d += 8, s += 8, n -= 8;
 	}
 	if (n >= 4) {
-		memcpy(&v4, s, 4);
-		_mm_stream_si32((int *)d, (int)v4);
+		stream4(d, s);
 		d += 4, s += 4, n -= 4;
 	}
 	for (; n != 0; n--)
@@ -300,6 +317,7 @@ copy_nt(void *d, const void *s, uint64_t n, const bool read_ahead)
 	}
 	stream_bytes(dp + whole, sp + whole, n - whole);
 #else
+	(void)read_ahead;
 	memcpy(d, s, n);
 #endif
 }

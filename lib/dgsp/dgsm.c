@@ -209,15 +209,7 @@ stream_line(uint8_t *dp, const uint8_t *sp)
 	_mm_stream_si128((__m128i *)(dp + 32), x2);
 	_mm_stream_si128((__m128i *)(dp + 48), x3);
 }
-#endif
 
-#ifdef __SSE2__
-/*
- * Bytes of partial lines with streaming stores: 16, 8 and 4 at a time as alignment
- * allows, the at most 3 + 3 bytes off 4-byte alignment through the cache. Only the
- * bytes written leave the write-combining buffer: the line's other bytes are neither
- * read nor written.
- */
 static inline void
 stream4(uint8_t *d, const uint8_t *s)
 {
@@ -241,10 +233,15 @@ stream8(uint8_t *d, const uint8_t *s)
 #endif
 }
 
+/*
+ * Bytes of partial lines with streaming stores: 16, 8 and 4 at a time as alignment
+ * allows, the at most 3 + 3 bytes off 4-byte alignment through the cache. Only the
+ * bytes written leave the write-combining buffer: the line's other bytes are neither
+ * read nor written.
+ */
 static inline void
 stream_bytes(uint8_t *d, const uint8_t *s, uint64_t n)
 {
-
 	for (; n != 0 && ((uintptr_t)d & 3) != 0; n--)
 		*d++ = *s++;
 	if (n >= 4 && ((uintptr_t)d & 4) != 0) {
@@ -307,13 +304,11 @@ copy_nt(void *d, const void *s, uint64_t n, const bool read_ahead)
 	{
 		uint64_t k;
 
-		for (k = whole; k != 0; k -= 64, dp += 64, sp += 64) {
-			if (read_ahead && k > DGSM_NT_READ_AHEAD)
-				__builtin_prefetch(sp + DGSM_NT_READ_AHEAD);
-			stream_line(dp, sp);
+		for (k = 0; k < whole; k += 64) {
+			if (read_ahead && whole - k > DGSM_NT_READ_AHEAD)
+				__builtin_prefetch(sp + k + DGSM_NT_READ_AHEAD);
+			stream_line(dp + k, sp + k);
 		}
-		dp -= whole;
-		sp -= whole;
 	}
 	stream_bytes(dp + whole, sp + whole, n - whole);
 #else
@@ -419,8 +414,8 @@ gather_lines(uint8_t **cp, uint64_t *ap, uint64_t len, uint64_t st, uint64_t nk)
 {
 	const uint64_t per = 64 / len, span = per * st;
 	const uint64_t step = st < 64 ? 64 : st;
-	const uint64_t ahead = mid_ahead(st) * st > DGSM_PF_MID_SPAN ? mid_ahead(st) * st :
-			       DGSM_PF_MID_SPAN;
+	const uint64_t chunks_ahead = mid_ahead(st) * st;
+	const uint64_t ahead = chunks_ahead > DGSM_PF_MID_SPAN ? chunks_ahead : DGSM_PF_MID_SPAN;
 	uint64_t lead = (64 - ((uintptr_t)*cp & 63)) & 63, a = *ap, pl;
 	uint8_t *c = *cp;
 	__m128i x0, x1, x2, x3;
@@ -591,6 +586,8 @@ copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_
 	const enum dgsm_fill fill = !scatter && dram ? m->prog->dense[f->pc] : DGSM_FILL_NONE;
 	uint8_t *c = *cp;
 
+	/* the other loop runs from DRAM only: streaming (every scatter there), or a gather
+	 * that reads gaps */
 	if (!nt && fill == DGSM_FILL_NONE) {
 		const uint32_t ahead = m->total < DGSM_PF_NEAR_MAX ? DGSM_PF_NEAR_AHEAD :
 				       DGSM_PF_MID_AHEAD;
@@ -618,7 +615,6 @@ copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_
 					      h[j + ahead].len);
 		} else if (!scatter && len - DGSM_PF_SHORT_MIN < DGSM_PF_MID_MIN - DGSM_PF_SHORT_MIN &&
 			   j + DGSM_PF_SHORT_AHEAD < nrun) {
-			/* this loop runs from DRAM only (nt, or fill) */
 			prefetch_mid(base + (uint64_t)h[j + DGSM_PF_SHORT_AHEAD].off,
 				     h[j + DGSM_PF_SHORT_AHEAD].len);
 		} else if (!scatter && len >= DGSM_PF_MID_MIN &&
@@ -627,24 +623,23 @@ copy_run(struct amrma_dgsm *m, struct amrma_dgsm_frame *f, uint8_t **cp, uint64_
 			/* as in chunks(); these blocks start anywhere */
 			prefetch_mid(base + (uint64_t)h[j + DGSM_PF_MID_AHEAD].off,
 				     h[j + DGSM_PF_MID_AHEAD].len);
-		else if (scatter && nt && len < DGSM_SCATTER_NT_MIN &&
+		else if (scatter && len < DGSM_SCATTER_NT_MIN &&
 			 j + DGSM_PF_W_AHEAD < nrun)
 			/* these scatters store through the cache: own the
 			 * lines before the stores reach them */
 			prefetch_w(base + (uint64_t)h[j + DGSM_PF_W_AHEAD].off,
 				   h[j + DGSM_PF_W_AHEAD].len);
-		else if (len >= 512 && j + 2 < nrun && !(scatter && nt))
+		else if (!scatter && len >= 512 && j + 2 < nrun)
 			/* as in chunks(): two items ahead */
 			prefetch_head(base + (uint64_t)h[j + 2].off, h[j + 2].len);
 		if (len <= 64 && !nt)
 			/* short blocks: inline 4..64 B copies */
 			copy_short(a, c, len, scatter);
 		else
-			copy_dir(a, c, len, scatter, nt &&
-				 (scatter ? len >= DGSM_SCATTER_NT_MIN :
-				  fill_blk || len < DGSM_RUN_MEMCPY_MIN ||
-				  len >= (dgsm_avx2 ? DGSM_RUN_MEMCPY_MAX_AVX2 :
-					  DGSM_RUN_MEMCPY_MAX)));
+			copy_dir(a, c, len, scatter, scatter ? len >= DGSM_SCATTER_NT_MIN :
+				 nt && (fill_blk || len < DGSM_RUN_MEMCPY_MIN ||
+					len >= (dgsm_avx2 ? DGSM_RUN_MEMCPY_MAX_AVX2 :
+						DGSM_RUN_MEMCPY_MAX)));
 		c += len;
 		moved += len;
 		left -= len;

@@ -560,14 +560,13 @@ serve(struct amrma_rma *rma, struct rq_item *it)
 	return true;
 }
 
-int
-amrma_rma_progress(struct amrma_rma *rma)
+/* Serve the queue (amrma_rma_progress() found it not empty, or items refused before). */
+static __rte_noinline int
+progress_serve(struct amrma_rma *rma)
 {
 	struct rq_item *burst[32];
 	uint32_t n, k, keep = 0, work = 0;
 
-	if (rma->nb_pending == 0 && rte_ring_empty(rma->queue))
-		return 0;	/* the common case: nothing queued, nothing refused */
 	/* what could not be served last time is tried first; each item names its own
 	 * receive or op, so one refused again holds up none behind it (a RECV_DONE frees
 	 * the receive a POST_RECV may be waiting for) */
@@ -592,6 +591,16 @@ amrma_rma_progress(struct amrma_rma *rma)
 		}
 	}
 	return (int)work;
+}
+
+int
+amrma_rma_progress(struct amrma_rma *rma)
+{
+	/* the common case, checked before anything is set up: nothing queued, nothing
+	 * refused (a progress lcore spins on this) */
+	if (rma->nb_pending == 0 && rte_ring_empty(rma->queue))
+		return 0;
+	return progress_serve(rma);
 }
 
 /* A cancel's receive id for a put that waits for its CTS (it has no receive yet). */

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench-ratios: results.py derives issue 2's ratios from per-round results, and a round
 the VM slowed (its raw yardstick more than twice as bad as the run's best) cannot make a
-target look met: slowed rounds understate the round-trip ratio and void the rate ratio.
+target look met: slowed rounds understate the round-trip ratio and void the rate and
+bandwidth ratios.
 Usage: ratios_test.py RESULTS_PY"""
 import json
 import os
@@ -15,12 +16,12 @@ def res(name, size, runs):
             "mode": "copy", "repeat": len(runs), "runs": runs}
 
 
-def ratios(rows):
+def ratios(rows, cmd="ratios"):
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
     try:
-        out = subprocess.run([sys.executable, sys.argv[1], "ratios", f.name, "--mode", "copy"],
+        out = subprocess.run([sys.executable, sys.argv[1], cmd, f.name, "--mode", "copy"],
                              check=True, capture_output=True, text=True).stdout
     finally:
         os.unlink(f.name)
@@ -53,4 +54,17 @@ r = ratios([res("am_rate", 64, [15e6, 14e6, 16e6]),
             res("raw_pps", 64, [50e6, 14e6, 10e6])])["am_rate_vs_raw_pps"]
 assert r["value"] >= 0.4 and r["slowed_rounds"] == [2, 3], r
 assert r["value_unslowed"] == 0.3 and r["met"] is False, r
-print("ratios: 4 cases ok")
+# RMA bandwidth against the raw goodput of its round (raw_pps_1514 x 1472 B): two of three
+# rounds had the link slowed, and only they meet 0.8
+rows = [res("raw_pps_1514", 1472, [1e6, 0.3e6, 0.4e6]),
+        res("rma_put_bw", 1 << 20, [1000, 1000, 1000]),
+        res("rma_put_lat", 8, [0.50, 0.52, 0.49]), res("rma_am_rtt", 8, [0.45, 0.46, 0.44])]
+r = ratios(rows, "rma-ratios")
+bw = r["put_bw_vs_raw"]
+assert bw["value"] >= 0.8 and bw["slowed_rounds"] == [2, 3], bw
+assert bw["value_unslowed"] == 0.679 and bw["met"] is False, bw
+# the put latency and the AM round trip come from the same processes: a ratio of medians
+lat = r["put_lat_vs_am_rtt"]
+assert lat["value"] == 1.111 and lat["target"] == "<= 1.5" and lat["met"] is True, lat
+assert "slowed_rounds" not in lat, lat
+print("ratios: 6 cases ok")
